@@ -1,0 +1,100 @@
+// Default implementations of the composed Backend operations, written only against the
+// primitives (all_reduce, broadcast, all_gather, send, recv). They block until done and operate on
+// host memory; a backend whose engine has the operation natively overrides it.
+#include "core/backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/work_state.hpp"
+
+namespace dist::core {
+
+namespace {
+// A host scratch buffer of `count` elements of `dtype`.
+struct Scratch {
+  std::vector<std::byte> bytes;
+  Buf buf;
+  Scratch(std::size_t count, DType dtype)
+      : bytes(count * dtype_size(dtype)), buf{bytes.data(), count, dtype, Device::cpu()} {}
+};
+
+std::byte* at(const Buf& b, std::size_t element) {
+  return static_cast<std::byte*>(b.data) + element * dtype_size(b.dtype);
+}
+
+void copy_elements(void* dst, const void* src, std::size_t count, DType dtype) {
+  if (count > 0) std::memcpy(dst, src, count * dtype_size(dtype));
+}
+
+// Internal tags: negative, so they never match a user's (validated non-negative) tag.
+constexpr int all_to_all_tag = -1;
+}  // namespace
+
+Work Backend::reduce(Buf data, ReduceOp op, int root) {
+  Scratch tmp(data.count, data.dtype);
+  copy_elements(tmp.buf.data, data.data, data.count, data.dtype);
+  all_reduce(tmp.buf, op).wait();
+  if (rank() == root) copy_elements(data.data, tmp.buf.data, data.count, data.dtype);
+  return completed_work();
+}
+
+Work Backend::gather(Buf input, Buf output, int root) {
+  Scratch tmp(input.count * static_cast<std::size_t>(size()), input.dtype);
+  all_gather(input, tmp.buf).wait();
+  if (rank() == root) copy_elements(output.data, tmp.buf.data, tmp.buf.count, input.dtype);
+  return completed_work();
+}
+
+Work Backend::scatter(Buf input, Buf output, int root) {
+  Scratch tmp(output.count * static_cast<std::size_t>(size()), output.dtype);
+  if (rank() == root) copy_elements(tmp.buf.data, input.data, tmp.buf.count, output.dtype);
+  broadcast(tmp.buf, root).wait();
+  copy_elements(output.data, at(tmp.buf, output.count * static_cast<std::size_t>(rank())),
+                output.count, output.dtype);
+  return completed_work();
+}
+
+Work Backend::reduce_scatter(Buf input, Buf output, ReduceOp op) {
+  Scratch tmp(input.count, input.dtype);
+  copy_elements(tmp.buf.data, input.data, input.count, input.dtype);
+  all_reduce(tmp.buf, op).wait();
+  copy_elements(output.data, at(tmp.buf, output.count * static_cast<std::size_t>(rank())),
+                output.count, output.dtype);
+  return completed_work();
+}
+
+Work Backend::all_to_all(Buf input, Buf output) {
+  const std::size_t chunk = input.count / static_cast<std::size_t>(size());
+  std::vector<Work> pending;
+  for (int peer = 0; peer < size(); ++peer) {
+    const std::size_t offset = chunk * static_cast<std::size_t>(peer);
+    if (peer == rank()) {
+      copy_elements(at(output, offset), at(input, offset), chunk, input.dtype);
+      continue;
+    }
+    pending.push_back(send({at(input, offset), chunk, input.dtype, input.device}, peer,
+                           all_to_all_tag));
+    pending.push_back(recv({at(output, offset), chunk, output.dtype, output.device}, peer,
+                           all_to_all_tag));
+  }
+  for (auto& w : pending) w.wait();
+  return completed_work();
+}
+
+Work Backend::all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts) {
+  const std::size_t max_count = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  Scratch padded(max_count, input.dtype);
+  copy_elements(padded.buf.data, input.data, input.count, input.dtype);
+  Scratch all(max_count * counts.size(), input.dtype);
+  all_gather(padded.buf, all.buf).wait();
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    copy_elements(at(output, offset), at(all.buf, r * max_count), counts[r], input.dtype);
+    offset += counts[r];
+  }
+  return completed_work();
+}
+
+}  // namespace dist::core

@@ -1,0 +1,53 @@
+// The Backend interface every engine implements (c10d's "backend for implementers"): one object
+// per rank per group, type-erased buffers, group-local ranks. Arguments arrive validated.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dist/api.hpp"
+#include "dist/detail/erased.hpp"
+#include "dist/types.hpp"
+
+namespace dist::core {
+
+using Buf = detail::BufferRef;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual dist::Backend kind() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // The device collectives communicate through; other data is staged through it.
+  virtual Device device() const { return Device::cpu(); }
+
+  // The primitives every backend provides. Each returns a Work that completes the operation.
+  virtual Work all_reduce(Buf data, ReduceOp op) = 0;
+  virtual Work broadcast(Buf data, int root) = 0;
+  // output holds size() × input.count elements, in rank order.
+  virtual Work all_gather(Buf input, Buf output) = 0;
+  virtual Work send(Buf data, int dst, int tag) = 0;
+  virtual Work recv(Buf data, int src, int tag) = 0;
+  virtual Work barrier() = 0;
+  // Creates the communicator of a new group (collective over this backend's ranks; `ranks` are
+  // this backend's ranks, in the new group's order). Returns null on ranks outside the group.
+  virtual std::shared_ptr<Backend> split(const std::vector<int>& ranks) = 0;
+
+  // Operations with defaults composed from the primitives (see backend.cpp); a backend overrides
+  // the ones its engine does natively.
+  virtual Work reduce(Buf data, ReduceOp op, int root);
+  // output (root only) holds size() × input.count elements.
+  virtual Work gather(Buf input, Buf output, int root);
+  // input (root only) holds size() × output.count elements.
+  virtual Work scatter(Buf input, Buf output, int root);
+  virtual Work reduce_scatter(Buf input, Buf output, ReduceOp op);
+  virtual Work all_to_all(Buf input, Buf output);
+  // Variable-size all_gather: rank r contributes counts[r] elements; output holds their sum.
+  virtual Work all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts);
+};
+
+}  // namespace dist::core

@@ -1,0 +1,137 @@
+// The erased collectives: validate (validate.hpp), take the one-rank shortcut of MMEngine, then
+// call the group's backend. Every public collective template ends up here.
+#include <cstring>
+
+#include "core/validate.hpp"
+#include "dist/detail/erased.hpp"
+#include "dist/errors.hpp"
+
+namespace dist::detail {
+
+namespace {
+using core::check_buffer;
+using core::check_count;
+using core::resolve_group;
+
+// The one-rank case of the gathering collectives: the output is the input.
+Work copy_local(BufferRef output, BufferRef input) {
+  if (input.count > 0 && output.data != input.data)
+    std::memmove(output.data, input.data, input.bytes());
+  return {};
+}
+std::size_t times(int size, std::size_t count) { return static_cast<std::size_t>(size) * count; }
+}  // namespace
+
+int group_size_checked(const Group& group, const char* function) {
+  return resolve_group(group, function).size;
+}
+
+Work all_reduce(BufferRef data, const OpArg& op, const Group& group) {
+  const auto t = resolve_group(group, "all_reduce");
+  if (t.size == 1) return {};
+  const ReduceOp resolved = core::check_op(op, data.dtype, "all_reduce");
+  check_buffer(data, t.backend, "all_reduce", "data");
+  return t.backend->all_reduce(data, resolved);
+}
+
+Work broadcast(BufferRef data, int src, const Group& group) {
+  const auto t = resolve_group(group, "broadcast");
+  if (t.size == 1) return {};
+  core::check_rank(src, t.size, "broadcast", "src");
+  check_buffer(data, t.backend, "broadcast", "data");
+  return t.backend->broadcast(data, src);
+}
+
+Work reduce(BufferRef data, int dst, const OpArg& op, const Group& group) {
+  const auto t = resolve_group(group, "reduce");
+  if (t.size == 1) return {};
+  core::check_rank(dst, t.size, "reduce", "dst");
+  const ReduceOp resolved = core::check_op(op, data.dtype, "reduce");
+  check_buffer(data, t.backend, "reduce", "data");
+  return t.backend->reduce(data, resolved, dst);
+}
+
+Work all_gather(BufferRef input, BufferRef output, const Group& group) {
+  const auto t = resolve_group(group, "all_gather");
+  core::check_same_dtype(input, output, "all_gather");
+  check_count(output.count, times(t.size, input.count), "all_gather", "output",
+              "group size × input count");
+  if (t.size == 1) return copy_local(output, input);
+  check_buffer(input, t.backend, "all_gather", "input");
+  check_buffer(output, t.backend, "all_gather", "output");
+  return t.backend->all_gather(input, output);
+}
+
+Work gather(BufferRef input, BufferRef output, int dst, const Group& group) {
+  const auto t = resolve_group(group, "gather");
+  if (t.size > 1) core::check_rank(dst, t.size, "gather", "dst");
+  const bool on_dst = t.rank == dst || t.size == 1;
+  if (on_dst) {
+    core::check_same_dtype(input, output, "gather");
+    check_count(output.count, times(t.size, input.count), "gather", "output",
+                "group size × input count");
+  }
+  if (t.size == 1) return copy_local(output, input);
+  check_buffer(input, t.backend, "gather", "input");
+  if (on_dst) check_buffer(output, t.backend, "gather", "output");
+  return t.backend->gather(input, on_dst ? output : BufferRef{nullptr, 0, input.dtype}, dst);
+}
+
+Work scatter(BufferRef output, BufferRef input, int src, const Group& group) {
+  const auto t = resolve_group(group, "scatter");
+  if (t.size > 1) core::check_rank(src, t.size, "scatter", "src");
+  const bool on_src = t.rank == src || t.size == 1;
+  if (on_src) {
+    core::check_same_dtype(input, output, "scatter");
+    check_count(input.count, times(t.size, output.count), "scatter", "input",
+                "group size × output count");
+  }
+  if (t.size == 1) return copy_local(output, input);
+  check_buffer(output, t.backend, "scatter", "output");
+  if (on_src) check_buffer(input, t.backend, "scatter", "input");
+  return t.backend->scatter(on_src ? input : BufferRef{nullptr, 0, output.dtype}, output, src);
+}
+
+Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Group& group) {
+  const auto t = resolve_group(group, "reduce_scatter");
+  core::check_same_dtype(input, output, "reduce_scatter");
+  core::check_divisible(input.count, t.size, "reduce_scatter", "input");
+  check_count(output.count, input.count / static_cast<std::size_t>(t.size), "reduce_scatter",
+              "output", "input count / group size");
+  if (t.size == 1) return copy_local(output, input);
+  const ReduceOp resolved = core::check_op(op, input.dtype, "reduce_scatter");
+  check_buffer(input, t.backend, "reduce_scatter", "input");
+  check_buffer(output, t.backend, "reduce_scatter", "output");
+  return t.backend->reduce_scatter(input, output, resolved);
+}
+
+Work all_to_all(BufferRef output, BufferRef input, const Group& group) {
+  const auto t = resolve_group(group, "all_to_all");
+  core::check_same_dtype(input, output, "all_to_all");
+  core::check_divisible(input.count, t.size, "all_to_all", "input");
+  check_count(output.count, input.count, "all_to_all", "output", "input count");
+  if (t.size == 1) return copy_local(output, input);
+  check_buffer(input, t.backend, "all_to_all", "input");
+  check_buffer(output, t.backend, "all_to_all", "output");
+  return t.backend->all_to_all(input, output);
+}
+
+Work send(BufferRef data, int dst, int tag, const Group& group) {
+  const auto t = resolve_group(group, "send");
+  core::check_rank(dst, t.size, "send", "dst");
+  core::check_tag(tag, "send");
+  if (dst == t.rank) throw InvalidArgument("send: argument 'dst' is the caller's own rank");
+  check_buffer(data, t.backend, "send", "data");
+  return t.backend->send(data, dst, tag);
+}
+
+Work recv(BufferRef data, int src, int tag, const Group& group) {
+  const auto t = resolve_group(group, "recv");
+  core::check_rank(src, t.size, "recv", "src");
+  core::check_tag(tag, "recv");
+  if (src == t.rank) throw InvalidArgument("recv: argument 'src' is the caller's own rank");
+  check_buffer(data, t.backend, "recv", "data");
+  return t.backend->recv(data, src, tag);
+}
+
+}  // namespace dist::detail

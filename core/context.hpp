@@ -1,0 +1,56 @@
+// The distributed context of a rank: its backend, world and local groups. A sim rank thread binds
+// its context thread-locally; init_dist sets a process-wide one. No context = not distributed.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "dist/api.hpp"
+
+namespace dist::detail {
+
+struct GroupState {
+  std::vector<int> ranks;                  // global ranks, in group-rank order
+  int rank = -1;                           // the owner's group rank; -1 when not a member
+  std::shared_ptr<core::Backend> backend;  // null when not a member
+  const void* owner = nullptr;             // the Context this group belongs to
+};
+
+}  // namespace dist::detail
+
+namespace dist::core {
+
+struct Context {
+  dist::Backend kind = dist::Backend::sim;
+  int rank = 0;
+  int world_size = 1;
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+  std::shared_ptr<detail::GroupState> world;
+  std::shared_ptr<detail::GroupState> local;  // null until a local group exists
+};
+
+// The calling thread's context: its thread binding, else the process context, else null.
+Context* current_context();
+
+// Binds a context to the calling thread for the binding's lifetime.
+class ContextBinding {
+ public:
+  explicit ContextBinding(Context* context);
+  ~ContextBinding();
+  ContextBinding(const ContextBinding&) = delete;
+  ContextBinding& operator=(const ContextBinding&) = delete;
+
+ private:
+  Context* previous_;
+};
+
+// Installs (or with null, removes) the process-wide context used by threads with no binding.
+void set_process_context(std::shared_ptr<Context> context);
+
+// Makes the GroupState of a group the caller belongs to (or not, with a null backend).
+std::shared_ptr<detail::GroupState> make_group_state(const Context& owner, std::vector<int> ranks,
+                                                     std::shared_ptr<Backend> backend);
+
+}  // namespace dist::core

@@ -1,0 +1,118 @@
+// Groups and the query/control functions of mmengine.dist (get_rank, barrier, new_group, ...).
+#include <algorithm>
+#include <string>
+
+#include "core/context.hpp"
+#include "core/validate.hpp"
+#include "dist/api.hpp"
+#include "dist/errors.hpp"
+
+namespace dist {
+
+namespace {
+// The state of `group` for queries: null when not distributed.
+detail::GroupState* query_state(const Group& group) {
+  core::Context* ctx = core::current_context();
+  if (!ctx) return group.is_default() ? nullptr : group.state().get();
+  return group.is_default() ? ctx->world.get() : group.state().get();
+}
+
+detail::GroupState* local_state(const char* function) {
+  core::Context* ctx = core::current_context();
+  if (!ctx) return nullptr;
+  if (!ctx->local)
+    throw NotInitialized(std::string(function) +
+                         ": the local process group is not created; the launcher gave no node "
+                         "layout (create one with new_group over the node's ranks)");
+  return ctx->local.get();
+}
+
+void check_new_group_ranks(const std::vector<int>& ranks, int world_size) {
+  if (ranks.empty()) throw InvalidArgument("new_group: argument 'ranks' is empty");
+  std::vector<int> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    core::check_rank(sorted[i], world_size, "new_group", "ranks");
+    if (i > 0 && sorted[i] == sorted[i - 1])
+      throw InvalidArgument("new_group: argument 'ranks' lists rank " + std::to_string(sorted[i]) +
+                            " twice");
+  }
+}
+}  // namespace
+
+bool Group::is_member() const {
+  const auto* s = query_state(*this);
+  return !s || s->rank >= 0;
+}
+
+std::vector<int> Group::ranks() const {
+  const auto* s = query_state(*this);
+  return s ? s->ranks : std::vector<int>{0};
+}
+
+bool is_distributed() { return core::current_context() != nullptr; }
+
+int get_world_size(const Group& group) {
+  const auto* s = query_state(group);
+  return s ? static_cast<int>(s->ranks.size()) : 1;
+}
+
+int get_rank(const Group& group) {
+  const auto* s = query_state(group);
+  return s ? s->rank : 0;
+}
+
+std::optional<Backend> get_backend(const Group& group) {
+  core::Context* ctx = core::current_context();
+  if (!ctx) return std::nullopt;
+  (void)group;  // every group of a context runs on the context's backend
+  return ctx->kind;
+}
+
+Device get_comm_device(const Group& group) {
+  const auto* s = query_state(group);
+  return s && s->backend ? s->backend->device() : Device::cpu();
+}
+
+std::pair<int, int> get_dist_info(const Group& group) {
+  return {get_rank(group), get_world_size(group)};
+}
+
+bool is_main_process(const Group& group) { return get_rank(group) == 0; }
+
+int get_local_rank() {
+  const auto* s = local_state("get_local_rank");
+  return s ? s->rank : 0;
+}
+
+int get_local_size() {
+  const auto* s = local_state("get_local_size");
+  return s ? static_cast<int>(s->ranks.size()) : 1;
+}
+
+std::optional<Group> get_local_group() {
+  core::Context* ctx = core::current_context();
+  if (!ctx) return std::nullopt;
+  local_state("get_local_group");
+  return Group(ctx->local);
+}
+
+Work barrier_async(const Group& group) {
+  const auto t = core::resolve_group(group, "barrier");
+  if (t.size == 1) return {};
+  return t.backend->barrier();
+}
+
+void barrier(const Group& group) { barrier_async(group).wait(); }
+
+Group new_group(std::vector<int> ranks) {
+  core::Context* ctx = core::current_context();
+  if (!ctx)
+    throw NotInitialized("new_group: no distributed context (call init_dist, or run inside "
+                         "dist::sim::run)");
+  check_new_group_ranks(ranks, ctx->world_size);
+  auto backend = ctx->world->backend ? ctx->world->backend->split(ranks) : nullptr;
+  return Group(core::make_group_state(*ctx, std::move(ranks), std::move(backend)));
+}
+
+}  // namespace dist

@@ -1,0 +1,39 @@
+// Argument validation for every API call, in one place: group membership, ranks, ops, buffer
+// sizes and devices. Each check throws InvalidArgument naming the function and the argument.
+#pragma once
+
+#include <cstddef>
+
+#include "core/backend.hpp"
+#include "core/context.hpp"
+#include "dist/api.hpp"
+#include "dist/types.hpp"
+
+namespace dist::core {
+
+// A resolved group: the backend is null (and size 1) when not distributed.
+struct Target {
+  detail::GroupState* group = nullptr;
+  Backend* backend = nullptr;
+  int size = 1;
+  int rank = 0;
+};
+
+// Resolves `group` against the calling rank's context; a group the caller is not a member of,
+// or one that belongs to another rank or run, is an InvalidArgument.
+Target resolve_group(const Group& group, const char* function);
+// `value` (a src/dst/peer argument) must be a rank of a group of `size` ranks.
+void check_rank(int value, int size, const char* function, const char* argument);
+// Resolves the op and checks it is defined for `dtype`.
+ReduceOp check_op(const OpArg& op, DType dtype, const char* function);
+// A buffer must point somewhere when it holds elements, and be on a device the backend reaches.
+void check_buffer(const Buf& buffer, const Backend* backend, const char* function,
+                  const char* argument);
+// `actual` elements where `expected` are required ("must hold <rule>").
+void check_count(std::size_t actual, std::size_t expected, const char* function,
+                 const char* argument, const char* rule);
+void check_same_dtype(const Buf& a, const Buf& b, const char* function);
+void check_divisible(std::size_t count, int size, const char* function, const char* argument);
+void check_tag(int tag, const char* function);
+
+}  // namespace dist::core

@@ -1,0 +1,97 @@
+// Process groups, completion handles and the query/control functions of mmengine.dist.
+// Without a distributed context (no sim run, no init_dist) they answer as MMEngine does when not
+// distributed: world size 1, rank 0, no backend.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "dist/types.hpp"
+
+namespace dist {
+
+namespace detail {
+struct GroupState;
+class WorkState;
+}  // namespace detail
+
+// A set of ranks that communicate together. A default-constructed Group means the default
+// (world) group of the calling rank's context. A rank that is not a member of a group made by
+// new_group gets a Group it cannot communicate on: using it raises InvalidArgument.
+class Group {
+ public:
+  Group() = default;
+  explicit Group(std::shared_ptr<detail::GroupState> state) : state_(std::move(state)) {}
+
+  // Whether this is the default-group placeholder.
+  bool is_default() const { return !state_; }
+  // Whether the calling rank belongs to the group.
+  bool is_member() const;
+  // The global ranks of the members, in group-rank order.
+  std::vector<int> ranks() const;
+  const std::shared_ptr<detail::GroupState>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<detail::GroupState> state_;
+};
+
+// Completion of an asynchronous operation. wait() blocks until it completes (within the
+// backend's timeout) and rethrows its error; a default-constructed Work is already complete.
+// The buffers given to the operation must stay alive and untouched until wait() returns.
+class Work {
+ public:
+  Work() = default;
+  explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
+
+  void wait();
+  bool is_completed() const;
+
+ private:
+  std::shared_ptr<detail::WorkState> state_;
+};
+
+bool is_distributed();
+int get_world_size(const Group& group = {});
+// The caller's rank in `group`; -1 when the caller is not a member.
+int get_rank(const Group& group = {});
+// The backend of `group`; empty when not distributed.
+std::optional<Backend> get_backend(const Group& group = {});
+// The device collectives of `group` communicate through (cpu, or cuda:N for nccl).
+Device get_comm_device(const Group& group = {});
+// The rank and world size in `group`, in that order.
+std::pair<int, int> get_dist_info(const Group& group = {});
+bool is_main_process(const Group& group = {});
+
+// The caller's node: rank and size within it, and its group (empty when not distributed).
+// Distributed without a local group, they raise NotInitialized, as MMEngine does.
+int get_local_rank();
+int get_local_size();
+std::optional<Group> get_local_group();
+
+// Blocks until every rank of `group` has called it. A no-op when not distributed.
+void barrier(const Group& group = {});
+Work barrier_async(const Group& group = {});
+
+// Creates a group of the given global ranks (distinct, in range, in the order given). Like
+// torch.distributed.new_group, every rank of the world must call it with the same list.
+Group new_group(std::vector<int> ranks);
+
+// Returns a callable that runs f with its arguments on rank 0 of the world only. It returns
+// std::optional<R> (engaged on rank 0 only), or nothing when f returns void.
+template <class F> auto master_only(F f) {
+  return [f = std::move(f)]<class... Args>(Args&&... args) mutable {
+    using R = std::invoke_result_t<F&, Args&&...>;
+    if constexpr (std::is_void_v<R>) {
+      if (is_main_process()) f(std::forward<Args>(args)...);
+    } else {
+      if (!is_main_process()) return std::optional<R>{};
+      return std::optional<R>{f(std::forward<Args>(args)...)};
+    }
+  };
+}
+
+}  // namespace dist

@@ -1,0 +1,196 @@
+// The tensor collectives, for std::vector<T>, std::span<T> and dist::Tensor data.
+//
+// Common rules (checked in one place, core/validate.cpp):
+// - `src`/`dst` are ranks within `group`; out of range raises InvalidArgument naming the argument.
+// - Counts that must agree across ranks and do not raise DesyncError on every rank (sim always;
+//   real backends with DIST_DEBUG=detail).
+// - Bitwise ops need an integer dtype; an unknown op name raises InvalidArgument, but only when
+//   the group has more than one rank (a one-rank group returns at once, as MMEngine does).
+// - A group of one rank (or no distributed context) is the identity: data is left as it is and
+//   gathers return the caller's own data.
+// - The *_async forms return a Work; the buffers must outlive its wait().
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "dist/api.hpp"
+#include "dist/detail/erased.hpp"
+#include "dist/tensor.hpp"
+#include "dist/types.hpp"
+
+namespace dist {
+
+namespace detail {
+// Splits a flat buffer of n × chunk elements into n vectors.
+template <class T> std::vector<std::vector<T>> split_chunks(const std::vector<T>& flat, int n) {
+  std::vector<std::vector<T>> out(static_cast<std::size_t>(n));
+  const std::size_t chunk = n > 0 ? flat.size() / static_cast<std::size_t>(n) : 0;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i].assign(flat.begin() + static_cast<std::ptrdiff_t>(i * chunk),
+                  flat.begin() + static_cast<std::ptrdiff_t>((i + 1) * chunk));
+  return out;
+}
+std::vector<Tensor> split_tensor(const Tensor& flat, int n, const std::vector<std::int64_t>& shape);
+}  // namespace detail
+
+// all_reduce: every rank's data becomes the reduction of all ranks' data (in place).
+template <Element T>
+void all_reduce(std::span<T> data, OpArg op = ReduceOp::sum, const Group& group = {}) {
+  detail::all_reduce(detail::buffer_of(data), op, group).wait();
+}
+template <Element T>
+void all_reduce(std::vector<T>& data, OpArg op = ReduceOp::sum, const Group& group = {}) {
+  all_reduce(std::span<T>(data), op, group);
+}
+void all_reduce(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
+template <Element T>
+Work all_reduce_async(std::span<T> data, OpArg op = ReduceOp::sum, const Group& group = {}) {
+  return detail::all_reduce(detail::buffer_of(data), op, group);
+}
+Work all_reduce_async(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
+
+// broadcast: every rank's data becomes src's data (in place; every rank passes the same count).
+template <Element T> void broadcast(std::span<T> data, int src = 0, const Group& group = {}) {
+  detail::broadcast(detail::buffer_of(data), src, group).wait();
+}
+template <Element T> void broadcast(std::vector<T>& data, int src = 0, const Group& group = {}) {
+  broadcast(std::span<T>(data), src, group);
+}
+void broadcast(Tensor& data, int src = 0, const Group& group = {});
+template <Element T>
+Work broadcast_async(std::span<T> data, int src = 0, const Group& group = {}) {
+  return detail::broadcast(detail::buffer_of(data), src, group);
+}
+Work broadcast_async(Tensor& data, int src = 0, const Group& group = {});
+
+// reduce: dst's data becomes the reduction of all ranks' data; other ranks' data is unchanged.
+template <Element T>
+void reduce(std::span<T> data, int dst = 0, OpArg op = ReduceOp::sum, const Group& group = {}) {
+  detail::reduce(detail::buffer_of(data), dst, op, group).wait();
+}
+template <Element T>
+void reduce(std::vector<T>& data, int dst = 0, OpArg op = ReduceOp::sum,
+            const Group& group = {}) {
+  reduce(std::span<T>(data), dst, op, group);
+}
+void reduce(Tensor& data, int dst = 0, OpArg op = ReduceOp::sum, const Group& group = {});
+template <Element T>
+Work reduce_async(std::span<T> data, int dst = 0, OpArg op = ReduceOp::sum,
+                  const Group& group = {}) {
+  return detail::reduce(detail::buffer_of(data), dst, op, group);
+}
+
+// all_gather: every rank gets every rank's data, in group-rank order (same count on all ranks).
+template <Element T>
+std::vector<std::vector<std::remove_cv_t<T>>> all_gather(std::span<T> data,
+                                                         const Group& group = {}) {
+  using U = std::remove_cv_t<T>;
+  const int n = detail::group_size_checked(group, "all_gather");
+  std::vector<U> flat(data.size() * static_cast<std::size_t>(n));
+  detail::all_gather(detail::buffer_of(data), detail::buffer_of(std::span<U>(flat)), group).wait();
+  return detail::split_chunks(flat, n);
+}
+template <Element T>
+std::vector<std::vector<T>> all_gather(const std::vector<T>& data, const Group& group = {}) {
+  return all_gather(std::span<const T>(data), group);
+}
+std::vector<Tensor> all_gather(const Tensor& data, const Group& group = {});
+// Into `output` of group-size × input.size() elements.
+template <Element T, Element U>
+Work all_gather_async(std::span<U> output, std::span<T> input, const Group& group = {}) {
+  return detail::all_gather(detail::buffer_of(input), detail::buffer_of(output), group);
+}
+
+// gather: dst gets every rank's data in group-rank order; the other ranks get an empty list.
+template <Element T>
+std::vector<std::vector<std::remove_cv_t<T>>> gather(std::span<T> data, int dst = 0,
+                                                     const Group& group = {}) {
+  using U = std::remove_cv_t<T>;
+  const int n = detail::group_size_checked(group, "gather");
+  const bool on_dst = get_rank(group) == dst;
+  std::vector<U> flat(on_dst ? data.size() * static_cast<std::size_t>(n) : 0);
+  detail::gather(detail::buffer_of(data), detail::buffer_of(std::span<U>(flat)), dst, group)
+      .wait();
+  if (!on_dst) return {};
+  return detail::split_chunks(flat, n);
+}
+template <Element T>
+std::vector<std::vector<T>> gather(const std::vector<T>& data, int dst = 0,
+                                   const Group& group = {}) {
+  return gather(std::span<const T>(data), dst, group);
+}
+std::vector<Tensor> gather(const Tensor& data, int dst = 0, const Group& group = {});
+// On dst, `output` holds group-size × input.size() elements; elsewhere it is ignored.
+template <Element T, Element U>
+Work gather_async(std::span<U> output, std::span<T> input, int dst = 0, const Group& group = {}) {
+  return detail::gather(detail::buffer_of(input), detail::buffer_of(output), dst, group);
+}
+
+// scatter: rank r's output becomes chunk r of src's input (group-size × output.size() elements
+// on src; ignored elsewhere).
+template <Element T, Element U>
+void scatter(std::span<T> output, std::span<U> input, int src = 0, const Group& group = {}) {
+  detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group).wait();
+}
+// The list form of torch.distributed.scatter: `chunks` (used on src only) holds one vector per
+// rank, each of output.size() elements.
+template <Element T>
+void scatter(std::vector<T>& output, const std::vector<std::vector<T>>& chunks, int src = 0,
+             const Group& group = {}) {
+  std::vector<T> flat;
+  for (const auto& c : chunks) flat.insert(flat.end(), c.begin(), c.end());
+  const bool on_src = get_rank(group) == src;
+  if (on_src && (static_cast<int>(chunks.size()) != detail::group_size_checked(group, "scatter") ||
+                 flat.size() != chunks.size() * output.size()))
+    throw InvalidArgument("scatter: chunks must hold one vector of output.size() elements per rank");
+  scatter(std::span<T>(output), std::span<const T>(flat), src, group);
+}
+void scatter(Tensor& output, const std::vector<Tensor>& chunks, int src = 0,
+             const Group& group = {});
+template <Element T, Element U>
+Work scatter_async(std::span<T> output, std::span<U> input, int src = 0, const Group& group = {}) {
+  return detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group);
+}
+
+// reduce_scatter: input holds group-size × n elements; rank r gets the reduction of chunk r.
+template <Element T, Element U>
+void reduce_scatter(std::span<T> output, std::span<U> input, OpArg op = ReduceOp::sum,
+                    const Group& group = {}) {
+  detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group).wait();
+}
+template <Element T>
+std::vector<T> reduce_scatter(const std::vector<T>& input, OpArg op = ReduceOp::sum,
+                              const Group& group = {}) {
+  const auto n = static_cast<std::size_t>(detail::group_size_checked(group, "reduce_scatter"));
+  std::vector<T> out(input.size() / n);
+  reduce_scatter(std::span<T>(out), std::span<const T>(input), op, group);
+  return out;
+}
+// The result has input's shape with the first dimension divided by the group size (or is 1-D).
+Tensor reduce_scatter(const Tensor& input, OpArg op = ReduceOp::sum, const Group& group = {});
+template <Element T, Element U>
+Work reduce_scatter_async(std::span<T> output, std::span<U> input, OpArg op = ReduceOp::sum,
+                          const Group& group = {}) {
+  return detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group);
+}
+
+// all_to_all: input and output hold group-size × n elements; output chunk j on rank r is input
+// chunk r of rank j.
+template <Element T, Element U>
+void all_to_all(std::span<T> output, std::span<U> input, const Group& group = {}) {
+  detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group).wait();
+}
+template <Element T>
+std::vector<T> all_to_all(const std::vector<T>& input, const Group& group = {}) {
+  std::vector<T> out(input.size());
+  all_to_all(std::span<T>(out), std::span<const T>(input), group);
+  return out;
+}
+Tensor all_to_all(const Tensor& input, const Group& group = {});
+template <Element T, Element U>
+Work all_to_all_async(std::span<T> output, std::span<U> input, const Group& group = {}) {
+  return detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group);
+}
+
+}  // namespace dist

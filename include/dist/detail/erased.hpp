@@ -1,0 +1,51 @@
+// The type-erased entry points the public collective templates forward to. Each validates its
+// arguments (in core/validate.cpp), handles the one-rank case and calls the group's backend.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "dist/api.hpp"
+#include "dist/types.hpp"
+
+namespace dist {
+class Tensor;
+}
+
+namespace dist::detail {
+
+// A contiguous buffer of `count` elements of `dtype` on `device`.
+struct BufferRef {
+  void* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::float32;
+  Device device{};
+  std::size_t bytes() const { return count * dtype_size(dtype); }
+};
+
+template <Element T> BufferRef buffer_of(std::span<T> s) {
+  return {const_cast<std::remove_cv_t<T>*>(s.data()), s.size(), dtype_v<T>, Device::cpu()};
+}
+
+BufferRef buffer_of(const Tensor& t);
+
+// The number of ranks in `group` (1 when not distributed); validates that the caller is a member.
+int group_size_checked(const Group& group, const char* function);
+
+Work all_reduce(BufferRef data, const OpArg& op, const Group& group);
+Work broadcast(BufferRef data, int src, const Group& group);
+Work reduce(BufferRef data, int dst, const OpArg& op, const Group& group);
+// `output` holds group-size × input.count elements.
+Work all_gather(BufferRef input, BufferRef output, const Group& group);
+// `output` is used on dst only, where it holds group-size × input.count elements.
+Work gather(BufferRef input, BufferRef output, int dst, const Group& group);
+// `input` is used on src only, where it holds group-size × output.count elements.
+Work scatter(BufferRef output, BufferRef input, int src, const Group& group);
+// `input` holds group-size × output.count elements.
+Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Group& group);
+// `input` and `output` hold group-size × n elements each.
+Work all_to_all(BufferRef output, BufferRef input, const Group& group);
+Work send(BufferRef data, int dst, int tag, const Group& group);
+Work recv(BufferRef data, int src, int tag, const Group& group);
+
+}  // namespace dist::detail

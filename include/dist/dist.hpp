@@ -1,0 +1,9 @@
+// The umbrella header of dist: MMEngine's distributed-communication API for C++.
+#pragma once
+
+#include "dist/api.hpp"
+#include "dist/collectives.hpp"
+#include "dist/errors.hpp"
+#include "dist/p2p.hpp"
+#include "dist/tensor.hpp"
+#include "dist/types.hpp"

@@ -1,0 +1,88 @@
+// The simulated cluster: dist::sim::run runs a function once on each rank of an in-process
+// cluster (one thread per rank), with that thread's dist:: context bound to its rank.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "dist/errors.hpp"
+
+namespace dist::sim {
+
+// The shape and settings of a simulated cluster. World size = nodes × ranks_per_node; ranks
+// are numbered node by node, and each node is one local group.
+struct Cluster {
+  int nodes = 1;
+  int ranks_per_node = 2;
+  // How long a rank may wait in a collective for ranks that are busy outside the fabric.
+  // (A wait that can never be satisfied is a DeadlockError at once, whatever the timeout.)
+  std::chrono::milliseconds timeout = std::chrono::minutes(5);
+  // Seeds each rank's random stream (see dist::sim::rank_rng).
+  std::uint64_t seed = 0;
+  // Stack size of each rank thread in bytes; 0 keeps the system default.
+  std::size_t stack_size = 0;
+
+  int world_size() const { return nodes * ranks_per_node; }
+};
+
+std::string to_string(const Cluster& cluster);
+
+// What happened on one rank of a run.
+struct Outcome {
+  int rank = 0;
+  std::exception_ptr error;  // null when the rank returned normally
+  std::string message;       // the error's what(), or "ok"
+  bool ok() const { return !error; }
+};
+
+// Raised by run() when at least one rank failed; the message names every rank's outcome.
+class RunError : public Error {
+ public:
+  RunError(ErrorCode code, const std::string& message, std::vector<Outcome> outcomes)
+      : Error(code, message), outcomes_(std::move(outcomes)) {}
+  const std::vector<Outcome>& outcomes() const noexcept { return outcomes_; }
+  // Whether rank r failed with an exception of type E.
+  template <class E> bool failed_with(int rank) const {
+    const auto& e = outcomes_.at(static_cast<std::size_t>(rank)).error;
+    if (!e) return false;
+    try {
+      std::rethrow_exception(e);
+    } catch (const E&) {
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+
+ private:
+  std::vector<Outcome> outcomes_;
+};
+
+namespace detail {
+// Runs body(rank) on every rank's thread; throws RunError naming each rank when any failed.
+void run_ranks(const Cluster& cluster, const std::function<void(int)>& body);
+}  // namespace detail
+
+// Runs fn() on every rank and returns the per-rank results in rank order (nothing for void fn).
+template <class F> auto run(const Cluster& cluster, F&& fn) {
+  using R = std::invoke_result_t<F&>;
+  if constexpr (std::is_void_v<R>) {
+    detail::run_ranks(cluster, [&](int) { fn(); });
+  } else {
+    std::vector<std::optional<R>> slots(static_cast<std::size_t>(cluster.world_size()));
+    detail::run_ranks(cluster, [&](int rank) { slots[static_cast<std::size_t>(rank)].emplace(fn()); });
+    std::vector<R> results;
+    results.reserve(slots.size());
+    for (auto& s : slots) results.push_back(std::move(*s));
+    return results;
+  }
+}
+
+}  // namespace dist::sim

@@ -1,0 +1,29 @@
+// A communicator of the simulated fabric: the members of a group, their collective sequence
+// numbers, the collectives still gathering arrivals and the unmatched point-to-point calls.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/op.hpp"
+
+namespace dist::sim {
+
+struct Comm {
+  std::uint64_t id = 0;
+  std::string name;          // "world", "node 1", "group {0, 2}"
+  std::vector<int> members;  // global ranks in group-rank order
+  std::vector<std::uint64_t> next_seq;  // by group rank
+  std::map<std::uint64_t, std::shared_ptr<Op>> gathering;  // by sequence number
+  // Unmatched p2p ops by (src, dst, tag) in group ranks, oldest first.
+  using Channel = std::tuple<int, int, int>;
+  std::map<Channel, std::deque<std::shared_ptr<Op>>> unmatched_sends;
+  std::map<Channel, std::deque<std::shared_ptr<Op>>> unmatched_recvs;
+};
+
+}  // namespace dist::sim

@@ -1,0 +1,76 @@
+// Error messages of the simulated fabric.
+#include "sim/diagnostics.hpp"
+
+#include "sim/comm.hpp"
+
+namespace dist::sim {
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+namespace {
+std::string arrived_calls(const Op& op) {
+  std::string out;
+  for (std::size_t i = 0; i < op.participants.size(); ++i) {
+    if (!op.arrived[i]) continue;
+    out += "\n  rank " + std::to_string(op.participants[i]) + " called " + op.calls[i].describe();
+  }
+  return out;
+}
+
+std::string op_name(const Op& op) {
+  std::string where = op.comm ? " on " + op.comm->name : "";
+  if (!op.p2p) where += " #" + std::to_string(op.seq);
+  return where;
+}
+}  // namespace
+
+std::string desync_message(const Op& op, std::string_view field) {
+  std::string msg = op.p2p ? "send/recv" + op_name(op) + ": the two sides disagree on '" +
+                                 std::string(field) + "':"
+                           : "collective" + op_name(op) + ": ranks disagree on '" +
+                                 std::string(field) + "':";
+  msg += arrived_calls(op);
+  const auto missing = op.missing();
+  if (!missing.empty()) msg += "\n  (not arrived yet: ranks " + rank_list(missing) + ")";
+  return msg;
+}
+
+std::string unreachable_message(const Op& op, const std::vector<int>& gone,
+                                const std::function<std::string(int)>& activity) {
+  std::string what = op.p2p ? "send/recv" + op_name(op) : "collective" + op_name(op);
+  std::string msg = what + " can never complete:";
+  for (int r : gone) msg += "\n  " + activity(r) + " without calling it";
+  msg += "\n  posted:" + arrived_calls(op);
+  return msg;
+}
+
+std::string abandoned_message(const Op& op, std::size_t i, int rank) {
+  return "rank " + std::to_string(rank) + " returned while its " + op.describe(i) +
+         " was still unmatched (wait() on every Work before returning)";
+}
+
+std::string deadlock_message(const std::vector<std::string>& lines) {
+  std::string msg = "deadlock: no rank can make progress";
+  for (const auto& l : lines) msg += "\n  " + l;
+  return msg;
+}
+
+std::string waiting_detail(const Op& op) {
+  const auto missing = op.missing();
+  if (missing.empty()) return "";
+  return op.p2p ? " (no matching call from rank " + rank_list(missing) + ")"
+                : " (missing: ranks " + rank_list(missing) + ")";
+}
+
+std::string timeout_message(const Op& op, std::size_t i, int rank,
+                            std::chrono::milliseconds timeout) {
+  return "rank " + std::to_string(rank) + " timed out after " + std::to_string(timeout.count()) +
+         " ms in " + op.describe(i) + ": ranks " + rank_list(op.missing()) +
+         " never arrived";
+}
+
+}  // namespace dist::sim

@@ -1,0 +1,100 @@
+// Descriptions of calls and ops for error messages, and the fingerprint comparison.
+#include "sim/op.hpp"
+
+#include <algorithm>
+
+#include "sim/comm.hpp"
+
+namespace dist::sim {
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::all_reduce: return "all_reduce";
+    case OpKind::broadcast: return "broadcast";
+    case OpKind::reduce: return "reduce";
+    case OpKind::all_gather: return "all_gather";
+    case OpKind::gather: return "gather";
+    case OpKind::scatter: return "scatter";
+    case OpKind::reduce_scatter: return "reduce_scatter";
+    case OpKind::all_to_all: return "all_to_all";
+    case OpKind::barrier: return "barrier";
+    case OpKind::split: return "new_group";
+    case OpKind::send: return "send";
+    case OpKind::recv: return "recv";
+  }
+  return "unknown";
+}
+
+namespace {
+bool has_op(OpKind k) {
+  return k == OpKind::all_reduce || k == OpKind::reduce || k == OpKind::reduce_scatter;
+}
+bool has_data(OpKind k) { return k != OpKind::barrier && k != OpKind::split; }
+const char* root_name(OpKind k) {
+  switch (k) {
+    case OpKind::broadcast:
+    case OpKind::scatter: return "src";
+    case OpKind::reduce:
+    case OpKind::gather:
+    case OpKind::send: return "dst";
+    case OpKind::recv: return "src";
+    default: return nullptr;
+  }
+}
+bool is_p2p(OpKind k) { return k == OpKind::send || k == OpKind::recv; }
+}  // namespace
+
+std::string Call::describe() const {
+  std::string text = std::string(to_string(kind)) + "(";
+  std::string sep;
+  auto add = [&](const std::string& s) {
+    text += sep + s;
+    sep = ", ";
+  };
+  if (has_op(kind)) add("op=" + std::string(to_string(op)));
+  if (const char* r = root_name(kind)) add(std::string(r) + "=" + std::to_string(root));
+  if (is_p2p(kind)) add("tag=" + std::to_string(tag));
+  if (kind == OpKind::split) {
+    std::string ranks = "ranks={";
+    for (std::size_t i = 0; i < split_ranks.size(); ++i)
+      ranks += (i ? "," : "") + std::to_string(split_ranks[i]);
+    add(ranks + "}");
+  }
+  if (has_data(kind)) add(std::string(to_string(dtype)) + " x " + std::to_string(count));
+  return text + ")";
+}
+
+std::string_view differing_field(const Call& a, const Call& b) {
+  if (is_p2p(a.kind) && is_p2p(b.kind) && a.kind != b.kind) {
+    if (a.dtype != b.dtype) return "dtype";
+    if (a.count != b.count) return "count";
+    return {};
+  }
+  if (a.kind != b.kind) return "kind";
+  if (has_data(a.kind) && a.dtype != b.dtype) return "dtype";
+  if (has_data(a.kind) && a.count != b.count) return "count";
+  if (root_name(a.kind) && a.root != b.root) return root_name(a.kind);
+  if (has_op(a.kind) && a.op != b.op) return "op";
+  if (a.kind == OpKind::split && a.split_ranks != b.split_ranks) return "ranks";
+  return {};
+}
+
+int Op::index_of(int rank) const {
+  const auto it = std::find(participants.begin(), participants.end(), rank);
+  return it == participants.end() ? -1 : static_cast<int>(it - participants.begin());
+}
+
+std::string Op::describe(std::size_t i) const {
+  std::string where = comm ? " on " + comm->name : "";
+  if (!p2p) where += " #" + std::to_string(seq);
+  return calls[i].describe() + where;
+}
+
+std::vector<int> Op::missing() const {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < participants.size(); ++i)
+    if (!arrived[i]) out.push_back(participants[i]);
+  return out;
+}
+
+}  // namespace dist::sim

@@ -1,0 +1,77 @@
+// What the fabric matches: a Call is one rank's side of an operation (its fingerprint and its
+// buffers); an Op is one matched instance (a collective on a communicator, or a send/recv pair).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dist/types.hpp"
+
+namespace dist::sim {
+
+enum class OpKind : std::uint8_t {
+  all_reduce, broadcast, reduce, all_gather, gather, scatter, reduce_scatter, all_to_all,
+  barrier, split, send, recv
+};
+std::string_view to_string(OpKind kind);
+
+struct Call {
+  OpKind kind = OpKind::barrier;
+  DType dtype = DType::uint8;
+  std::size_t count = 0;  // the per-rank element count every participant must agree on
+  int root = -1;          // root of rooted collectives; peer (group rank) of send/recv
+  ReduceOp op = ReduceOp::sum;
+  int tag = 0;
+  std::vector<int> split_ranks;  // new_group's rank list
+  const void* in = nullptr;
+  void* out = nullptr;
+  double start_us = 0;  // when the rank posted it (for diagnostics)
+
+  // e.g. "all_reduce(op=sum, float32 x 8)".
+  std::string describe() const;
+};
+
+// The first fingerprint field where two ranks' calls differ, or empty when they agree.
+std::string_view differing_field(const Call& a, const Call& b);
+
+struct Comm;
+
+// How an Op's data movement is split into chunks that any waiting rank may execute.
+struct Plan {
+  std::size_t chunks = 0;
+  std::function<void(std::size_t)> run;
+};
+
+struct Op {
+  enum class State : std::uint8_t { gathering, ready, done, failed };
+
+  std::shared_ptr<Comm> comm;
+  std::uint64_t seq = 0;        // per-communicator sequence number (collectives)
+  bool p2p = false;
+  std::vector<int> participants;  // global ranks; collectives: by group rank; p2p: {src, dst}
+  std::vector<Call> calls;        // by participant index
+  std::vector<char> arrived;
+  int arrived_count = 0;
+
+  std::atomic<State> state{State::gathering};
+  std::exception_ptr error;  // set before state becomes failed
+  Plan plan;
+  std::atomic<std::size_t> next_chunk{0};
+  std::atomic<std::size_t> done_chunks{0};
+  std::shared_ptr<Comm> new_comm;  // the result of a split
+
+  // The index of global rank `rank` among the participants, or -1.
+  int index_of(int rank) const;
+  // "all_reduce(op=sum, float32 x 8) on world, #3" from participant i's point of view.
+  std::string describe(std::size_t i) const;
+  std::vector<int> missing() const;  // participants that have not arrived
+};
+
+}  // namespace dist::sim

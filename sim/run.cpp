@@ -1,0 +1,168 @@
+// dist::sim::run: builds the World and each rank's context, runs the body on one thread per rank,
+// and reports every rank's outcome.
+#include <pthread.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "dist/errors.hpp"
+#include "dist/sim.hpp"
+#include "sim/sim_backend.hpp"
+#include "sim/world.hpp"
+
+namespace dist::sim {
+
+std::string to_string(const Cluster& c) {
+  return "Cluster{.nodes = " + std::to_string(c.nodes) +
+         ", .ranks_per_node = " + std::to_string(c.ranks_per_node) +
+         ", .timeout = " + std::to_string(c.timeout.count()) + "ms, .seed = " +
+         std::to_string(c.seed) + "}";
+}
+
+namespace {
+void check_cluster(const Cluster& c) {
+  if (c.nodes < 1) throw InvalidArgument("sim::run: Cluster.nodes must be >= 1, got " + std::to_string(c.nodes));
+  if (c.ranks_per_node < 1)
+    throw InvalidArgument("sim::run: Cluster.ranks_per_node must be >= 1, got " +
+                          std::to_string(c.ranks_per_node));
+  if (c.timeout.count() <= 0)
+    throw InvalidArgument("sim::run: Cluster.timeout must be positive");
+}
+
+std::vector<int> node_ranks(const Cluster& c, int node) {
+  std::vector<int> out;
+  for (int i = 0; i < c.ranks_per_node; ++i) out.push_back(node * c.ranks_per_node + i);
+  return out;
+}
+
+std::unique_ptr<core::Context> make_context(World& world, int rank) {
+  const Cluster& c = world.cluster();
+  auto ctx = std::make_unique<core::Context>();
+  ctx->kind = dist::Backend::sim;
+  ctx->rank = rank;
+  ctx->world_size = c.world_size();
+  ctx->timeout = c.timeout;
+  ctx->world = core::make_group_state(*ctx, world.world_comm()->members,
+                                      std::make_shared<SimBackend>(world, world.world_comm(), rank));
+  const int node = rank / c.ranks_per_node;
+  ctx->local = core::make_group_state(
+      *ctx, node_ranks(c, node),
+      std::make_shared<SimBackend>(world, world.node_comm(node), rank % c.ranks_per_node));
+  return ctx;
+}
+
+struct RankTask {
+  World* world;
+  core::Context* context;
+  const std::function<void(int)>* body;
+  Outcome outcome;
+};
+
+std::string describe_error(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& err) {
+    return std::string(to_string(err.code())) + ": " + err.what();
+  } catch (const std::exception& err) {
+    return std::string("exception: ") + err.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+void* rank_main(void* arg) {
+  auto* task = static_cast<RankTask*>(arg);
+  const int rank = task->context->rank;
+  task->outcome.rank = rank;
+  {
+    core::ContextBinding bind(task->context);
+    try {
+      (*task->body)(rank);
+    } catch (...) {
+      task->outcome.error = std::current_exception();
+    }
+  }
+  task->outcome.message = task->outcome.error ? describe_error(task->outcome.error) : "ok";
+  task->world->finish(rank, task->outcome.error, task->outcome.message);
+  return nullptr;
+}
+
+ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
+  std::optional<ErrorCode> consequence;
+  for (const auto& o : outcomes) {
+    if (o.ok()) continue;
+    try {
+      std::rethrow_exception(o.error);
+    } catch (const RankFailure&) {
+      if (!consequence) consequence = ErrorCode::rank_failure;
+    } catch (const Error& e) {
+      return e.code();
+    } catch (...) {
+      return ErrorCode::rank_failure;
+    }
+  }
+  return consequence.value_or(ErrorCode::rank_failure);
+}
+
+[[noreturn]] void throw_run_error(const Cluster& cluster, std::vector<Outcome> outcomes) {
+  int failed = 0;
+  for (const auto& o : outcomes) failed += o.ok() ? 0 : 1;
+  std::string msg = "dist::sim::run: " + std::to_string(failed) + " of " +
+                    std::to_string(outcomes.size()) + " ranks failed (" + to_string(cluster) + ")";
+  for (const auto& o : outcomes) {
+    std::string text = o.message;
+    for (std::size_t p = text.find('\n'); p != std::string::npos; p = text.find('\n', p + 1))
+      text.insert(p + 1, "    ");
+    msg += "\n  rank " + std::to_string(o.rank) + ": " + text;
+  }
+  const ErrorCode code = run_error_code(outcomes);
+  throw RunError(code, msg, std::move(outcomes));
+}
+}  // namespace
+
+namespace detail {
+
+void run_ranks(const Cluster& cluster, const std::function<void(int)>& body) {
+  check_cluster(cluster);
+  World world(cluster);
+  const int n = cluster.world_size();
+  std::vector<std::unique_ptr<core::Context>> contexts;
+  std::vector<RankTask> tasks(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    contexts.push_back(make_context(world, r));
+    tasks[static_cast<std::size_t>(r)] = {&world, contexts.back().get(), &body, {}};
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (cluster.stack_size > 0) pthread_attr_setstacksize(&attr, cluster.stack_size);
+  std::vector<pthread_t> threads;
+  for (int r = 0; r < n; ++r) {
+    pthread_t t;
+    if (const int rc = pthread_create(&t, &attr, rank_main, &tasks[static_cast<std::size_t>(r)])) {
+      // The ranks that never started count as failed, so the started ones cannot wait on them.
+      const std::string why = std::string("could not start the rank thread: ") + std::strerror(rc);
+      for (int k = r; k < n; ++k) {
+        auto& o = tasks[static_cast<std::size_t>(k)].outcome;
+        o = {k, std::make_exception_ptr(RankFailure(why, k)), why};
+        world.finish(k, o.error, why);
+      }
+      break;
+    }
+    threads.push_back(t);
+  }
+  pthread_attr_destroy(&attr);
+  for (auto& t : threads) pthread_join(t, nullptr);
+  std::vector<Outcome> outcomes;
+  bool all_ok = true;
+  for (auto& t : tasks) {
+    all_ok = all_ok && t.outcome.ok();
+    outcomes.push_back(std::move(t.outcome));
+  }
+  if (!all_ok) throw_run_error(cluster, std::move(outcomes));
+}
+
+}  // namespace detail
+}  // namespace dist::sim

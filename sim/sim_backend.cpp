@@ -1,0 +1,128 @@
+// SimBackend: each Backend operation becomes a Call posted to the fabric; Work waits on the Op.
+#include "sim/sim_backend.hpp"
+
+#include "core/work_state.hpp"
+
+namespace dist::sim {
+
+namespace {
+class SimWork final : public dist::detail::WorkState {
+ public:
+  SimWork(World& world, int rank, std::shared_ptr<Op> op)
+      : world_(world), rank_(rank), op_(std::move(op)) {}
+  void wait() override { world_.wait(rank_, op_); }
+  bool is_completed() override { return world_.test(op_); }
+
+ private:
+  World& world_;
+  int rank_;
+  std::shared_ptr<Op> op_;
+};
+
+Call data_call(OpKind kind, const core::Buf& in, const core::Buf& out, std::size_t count) {
+  Call c;
+  c.kind = kind;
+  c.dtype = in.data || in.count ? in.dtype : out.dtype;
+  c.count = count;
+  c.in = in.data;
+  c.out = out.data;
+  return c;
+}
+}  // namespace
+
+SimBackend::SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank)
+    : world_(world), comm_(std::move(comm)), rank_(group_rank),
+      global_rank_(comm_->members[static_cast<std::size_t>(group_rank)]) {}
+
+Work SimBackend::post(Call call) {
+  return Work(std::make_shared<SimWork>(world_, global_rank_,
+                                        world_.post_collective(comm_, rank_, std::move(call))));
+}
+
+Work SimBackend::post_p2p(Call call) {
+  return Work(std::make_shared<SimWork>(world_, global_rank_,
+                                        world_.post_p2p(comm_, rank_, std::move(call))));
+}
+
+Work SimBackend::all_reduce(core::Buf data, ReduceOp op) {
+  Call c = data_call(OpKind::all_reduce, data, data, data.count);
+  c.op = op;
+  return post(std::move(c));
+}
+
+Work SimBackend::broadcast(core::Buf data, int root) {
+  Call c = data_call(OpKind::broadcast, data, data, data.count);
+  c.root = root;
+  return post(std::move(c));
+}
+
+Work SimBackend::reduce(core::Buf data, ReduceOp op, int root) {
+  Call c = data_call(OpKind::reduce, data, data, data.count);
+  c.op = op;
+  c.root = root;
+  return post(std::move(c));
+}
+
+Work SimBackend::all_gather(core::Buf input, core::Buf output) {
+  return post(data_call(OpKind::all_gather, input, output, input.count));
+}
+
+Work SimBackend::gather(core::Buf input, core::Buf output, int root) {
+  Call c = data_call(OpKind::gather, input, output, input.count);
+  c.root = root;
+  return post(std::move(c));
+}
+
+Work SimBackend::scatter(core::Buf input, core::Buf output, int root) {
+  Call c = data_call(OpKind::scatter, output, output, output.count);
+  c.in = input.data;
+  c.root = root;
+  return post(std::move(c));
+}
+
+Work SimBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
+  Call c = data_call(OpKind::reduce_scatter, input, output, output.count);
+  c.op = op;
+  return post(std::move(c));
+}
+
+Work SimBackend::all_to_all(core::Buf input, core::Buf output) {
+  return post(data_call(OpKind::all_to_all, input, output,
+                        input.count / static_cast<std::size_t>(size())));
+}
+
+Work SimBackend::send(core::Buf data, int dst, int tag) {
+  Call c = data_call(OpKind::send, data, core::Buf{}, data.count);
+  c.root = dst;
+  c.tag = tag;
+  return post_p2p(std::move(c));
+}
+
+Work SimBackend::recv(core::Buf data, int src, int tag) {
+  Call c = data_call(OpKind::recv, core::Buf{}, data, data.count);
+  c.dtype = data.dtype;
+  c.root = src;
+  c.tag = tag;
+  return post_p2p(std::move(c));
+}
+
+Work SimBackend::barrier() {
+  Call c;
+  c.kind = OpKind::barrier;
+  return post(std::move(c));
+}
+
+std::shared_ptr<core::Backend> SimBackend::split(const std::vector<int>& ranks) {
+  Call c;
+  c.kind = OpKind::split;
+  c.split_ranks = ranks;
+  auto op = world_.post_collective(comm_, rank_, std::move(c));
+  world_.wait(global_rank_, op);
+  const auto& members = op->new_comm->members;
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (members[i] == global_rank_)
+      return std::make_shared<SimBackend>(world_, op->new_comm, static_cast<int>(i));
+  return nullptr;
+}
+
+}  // namespace dist::sim

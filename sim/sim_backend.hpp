@@ -1,0 +1,44 @@
+// The sim backend: one object per rank per communicator, posting calls into the World's fabric.
+// Every operation is native here (no composed defaults), so each is one matched op.
+#pragma once
+
+#include <memory>
+
+#include "core/backend.hpp"
+#include "sim/world.hpp"
+
+namespace dist::sim {
+
+class SimBackend final : public core::Backend {
+ public:
+  SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank);
+
+  dist::Backend kind() const override { return dist::Backend::sim; }
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(comm_->members.size()); }
+
+  Work all_reduce(core::Buf data, ReduceOp op) override;
+  Work broadcast(core::Buf data, int root) override;
+  Work all_gather(core::Buf input, core::Buf output) override;
+  Work send(core::Buf data, int dst, int tag) override;
+  Work recv(core::Buf data, int src, int tag) override;
+  Work barrier() override;
+  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+
+  Work reduce(core::Buf data, ReduceOp op, int root) override;
+  Work gather(core::Buf input, core::Buf output, int root) override;
+  Work scatter(core::Buf input, core::Buf output, int root) override;
+  Work reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) override;
+  Work all_to_all(core::Buf input, core::Buf output) override;
+
+ private:
+  Work post(Call call);
+  Work post_p2p(Call call);
+
+  World& world_;
+  std::shared_ptr<Comm> comm_;
+  int rank_;
+  int global_rank_;
+};
+
+}  // namespace dist::sim

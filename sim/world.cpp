@@ -1,0 +1,317 @@
+// The simulated fabric: posting and matching calls, executing ready ops in chunks, waiting with
+// deadlines, and turning every stuck state (desync, dead peer, deadlock, timeout) into an error.
+#include "sim/world.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "dist/errors.hpp"
+#include "sim/diagnostics.hpp"
+#include "sim/plan.hpp"
+
+namespace dist::sim {
+
+namespace {
+constexpr int spin_rounds = 200;
+
+std::vector<int> iota_ranks(int begin, int count) {
+  std::vector<int> out(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = begin + i;
+  return out;
+}
+}  // namespace
+
+World::World(const Cluster& cluster)
+    : cluster_(cluster), start_(std::chrono::steady_clock::now()),
+      ranks_(static_cast<std::size_t>(cluster.world_size())) {
+  world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
+  for (int node = 0; node < cluster.nodes; ++node)
+    node_comms_.push_back(make_comm("node " + std::to_string(node),
+                                    iota_ranks(node * cluster.ranks_per_node,
+                                               cluster.ranks_per_node)));
+}
+
+const std::shared_ptr<Comm>& World::node_comm(int node) const {
+  return node_comms_.at(static_cast<std::size_t>(node));
+}
+
+double World::now_us() const {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_)
+      .count();
+}
+
+std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> members) {
+  auto comm = std::make_shared<Comm>();
+  comm->id = next_comm_id_++;
+  comm->name = std::move(name);
+  comm->next_seq.assign(members.size(), 1);
+  comm->members = std::move(members);
+  comms_.push_back(comm);
+  return comm;
+}
+
+std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
+                                           Call call) {
+  std::lock_guard lock(mutex_);
+  call.start_us = now_us();
+  const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)]++;
+  auto& slot = comm->gathering[seq];
+  if (!slot) {
+    slot = std::make_shared<Op>();
+    slot->comm = comm;
+    slot->seq = seq;
+    slot->participants = comm->members;
+    slot->calls.resize(comm->members.size());
+    slot->arrived.assign(comm->members.size(), 0);
+  }
+  std::shared_ptr<Op> op = slot;
+  if (op->arrived_count + 1 == static_cast<int>(op->participants.size()))
+    comm->gathering.erase(seq);
+  arrive(op, static_cast<std::size_t>(group_rank), std::move(call));
+  return op;
+}
+
+std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call call) {
+  std::lock_guard lock(mutex_);
+  call.start_us = now_us();
+  const bool is_send = call.kind == OpKind::send;
+  const int src = is_send ? group_rank : call.root;
+  const int dst = is_send ? call.root : group_rank;
+  const Comm::Channel key{src, dst, call.tag};
+  auto& peers = is_send ? comm->unmatched_recvs : comm->unmatched_sends;
+  std::shared_ptr<Op> op;
+  if (auto it = peers.find(key); it != peers.end()) {
+    op = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) peers.erase(it);
+  } else {
+    op = std::make_shared<Op>();
+    op->comm = comm;
+    op->p2p = true;
+    op->participants = {comm->members[static_cast<std::size_t>(src)],
+                        comm->members[static_cast<std::size_t>(dst)]};
+    op->calls.resize(2);
+    op->arrived.assign(2, 0);
+    (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[key].push_back(op);
+  }
+  arrive(op, is_send ? 0 : 1, std::move(call));
+  return op;
+}
+
+void World::arrive(const std::shared_ptr<Op>& op, std::size_t index, Call call) {
+  op->calls[index] = std::move(call);
+  op->arrived[index] = 1;
+  ++op->arrived_count;
+  if (op->state.load() == Op::State::failed) return;
+  for (std::size_t j = 0; j < op->arrived.size(); ++j) {
+    if (j == index || !op->arrived[j]) continue;
+    const auto field = differing_field(op->calls[j], op->calls[index]);
+    if (!field.empty()) {
+      fail(op, std::make_exception_ptr(DesyncError(desync_message(*op, field))));
+      return;
+    }
+    break;  // every earlier arrival already agrees with the first one
+  }
+  if (op->arrived_count == static_cast<int>(op->participants.size()))
+    on_all_arrived(op);
+  else
+    check_finished_participants(op);
+}
+
+void World::on_all_arrived(const std::shared_ptr<Op>& op) {
+  const Call& first = op->calls.front();
+  if (first.kind == OpKind::split) {
+    std::vector<int> members;
+    for (int r : first.split_ranks) members.push_back(op->comm->members[static_cast<std::size_t>(r)]);
+    std::string name = "group {";
+    for (std::size_t i = 0; i < members.size(); ++i)
+      name += (i ? ", " : "") + std::to_string(members[i]);
+    op->new_comm = make_comm(name + "}", std::move(members));
+  }
+  op->plan = make_plan(*op);
+  if (op->plan.chunks == 0) {
+    complete(*op);
+    return;
+  }
+  op->state.store(Op::State::ready, std::memory_order_release);
+  runnable_.push_back(op);
+  wake(*op);
+}
+
+void World::fail(const std::shared_ptr<Op>& op, std::exception_ptr error) {
+  const auto s = op->state.load();
+  if (s == Op::State::done || s == Op::State::failed) return;
+  op->error = std::move(error);
+  op->state.store(Op::State::failed, std::memory_order_release);
+  wake(*op);
+}
+
+void World::complete(Op& op) {
+  op.state.store(Op::State::done, std::memory_order_release);
+  wake(op);
+}
+
+void World::wake(const Op& op) {
+  for (int p : op.participants) {
+    RankState& r = ranks_[static_cast<std::size_t>(p)];
+    if (r.blocked) {
+      r.blocked = false;
+      --blocked_;
+    }
+    r.cv.notify_one();
+  }
+}
+
+void World::check_finished_participants(const std::shared_ptr<Op>& op) {
+  std::vector<int> gone;
+  std::exception_ptr cause;
+  int failed_rank = -1;
+  for (std::size_t i = 0; i < op->participants.size(); ++i) {
+    const RankState& r = ranks_[static_cast<std::size_t>(op->participants[i])];
+    if (op->arrived[i] || !r.finished) continue;
+    gone.push_back(op->participants[i]);
+    if (r.error && failed_rank < 0) failed_rank = op->participants[i];
+  }
+  if (gone.empty()) return;
+  const std::string msg = unreachable_message(*op, gone, [&](int rank) {
+    return rank_activity(rank);
+  });
+  if (failed_rank >= 0)
+    fail(op, std::make_exception_ptr(RankFailure(msg, failed_rank)));
+  else
+    fail(op, std::make_exception_ptr(DeadlockError(msg)));
+}
+
+void World::finish(int rank, std::exception_ptr error, const std::string& what) {
+  std::lock_guard lock(mutex_);
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  me.finished = true;
+  me.error = std::move(error);
+  me.error_text = what;
+  ++finished_;
+  auto visit = [&](const std::shared_ptr<Op>& op) {
+    const int i = op->index_of(rank);
+    if (i < 0 || op->state.load() != Op::State::gathering) return;
+    if (op->arrived[static_cast<std::size_t>(i)]) {
+      fail(op, std::make_exception_ptr(
+                   DeadlockError(abandoned_message(*op, static_cast<std::size_t>(i), rank))));
+    } else {
+      check_finished_participants(op);
+    }
+  };
+  for (const auto& weak : comms_) {
+    const auto comm = weak.lock();
+    if (!comm) continue;
+    for (const auto& [seq, op] : comm->gathering) visit(op);
+    for (const auto& [key, queue] : comm->unmatched_sends)
+      for (const auto& op : queue) visit(op);
+    for (const auto& [key, queue] : comm->unmatched_recvs)
+      for (const auto& op : queue) visit(op);
+  }
+  check_deadlock();
+}
+
+void World::check_deadlock() {
+  if (blocked_ == 0 || blocked_ + finished_ < size()) return;
+  for (const auto& op : runnable_)
+    if (op->next_chunk.load() < op->plan.chunks) return;  // work is still waiting for hands
+  std::vector<std::string> lines;
+  for (int r = 0; r < size(); ++r) lines.push_back(rank_activity(r));
+  const std::string msg = deadlock_message(lines);
+  std::vector<std::shared_ptr<Op>> stuck;
+  for (const auto& r : ranks_)
+    if (r.blocked && r.waiting_on) stuck.push_back(r.waiting_on);
+  for (const auto& op : stuck) fail(op, std::make_exception_ptr(DeadlockError(msg)));
+}
+
+std::string World::rank_activity(int rank) const {
+  const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  std::string head = "rank " + std::to_string(rank) + ": ";
+  if (r.finished) return head + (r.error ? "failed (" + r.error_text + ")" : "returned");
+  if (!r.waiting_on) return head + "running outside the fabric";
+  const Op& op = *r.waiting_on;
+  const int i = op.index_of(rank);
+  return head + "waits in " + op.describe(static_cast<std::size_t>(i)) + waiting_detail(op);
+}
+
+void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank) {
+  const auto missing = op->missing();
+  const int i = op->index_of(rank);
+  fail(op, std::make_exception_ptr(TimeoutError(
+               timeout_message(*op, static_cast<std::size_t>(i), rank, cluster_.timeout),
+               missing)));
+}
+
+bool World::execute_chunk(Op& op) {
+  const std::size_t c = op.next_chunk.fetch_add(1, std::memory_order_relaxed);
+  if (c >= op.plan.chunks) return false;
+  op.plan.run(c);
+  if (op.done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == op.plan.chunks) {
+    std::lock_guard lock(mutex_);
+    complete(op);
+  }
+  return true;
+}
+
+std::shared_ptr<Op> World::next_runnable() {
+  while (!runnable_.empty()) {
+    auto& front = runnable_.front();
+    if (front->next_chunk.load(std::memory_order_relaxed) < front->plan.chunks) return front;
+    runnable_.pop_front();
+  }
+  return nullptr;
+}
+
+bool World::test(const std::shared_ptr<Op>& op) {
+  auto s = op->state.load(std::memory_order_acquire);
+  if (s == Op::State::ready) {
+    execute_chunk(*op);
+    s = op->state.load(std::memory_order_acquire);
+  }
+  if (s == Op::State::failed) std::rethrow_exception(op->error);
+  return s == Op::State::done;
+}
+
+void World::wait(int rank, const std::shared_ptr<Op>& op) {
+  for (int i = 0; i < spin_rounds; ++i) {
+    const auto s = op->state.load(std::memory_order_acquire);
+    if (s == Op::State::done) return;
+    if (s == Op::State::failed) std::rethrow_exception(op->error);
+    if (s == Op::State::ready && execute_chunk(*op)) continue;
+    std::this_thread::yield();
+  }
+  std::unique_lock lock(mutex_);
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  const auto deadline = std::chrono::steady_clock::now() + cluster_.timeout;
+  for (;;) {
+    const auto s = op->state.load(std::memory_order_acquire);
+    if (s == Op::State::done) return;
+    if (s == Op::State::failed) {
+      const auto error = op->error;
+      lock.unlock();
+      std::rethrow_exception(error);
+    }
+    if (auto other = next_runnable()) {
+      lock.unlock();
+      while (execute_chunk(*other)) {
+      }
+      lock.lock();
+      continue;
+    }
+    me.blocked = true;
+    me.waiting_on = op;
+    ++blocked_;
+    if (s == Op::State::gathering) check_deadlock();
+    std::cv_status status = std::cv_status::no_timeout;
+    if (me.blocked) status = me.cv.wait_until(lock, deadline);
+    if (me.blocked) {
+      me.blocked = false;
+      --blocked_;
+    }
+    me.waiting_on = nullptr;
+    if (status == std::cv_status::timeout && op->state.load() == Op::State::gathering)
+      fail_on_timeout(op, rank);
+  }
+}
+
+}  // namespace dist::sim
