@@ -6,8 +6,20 @@
 namespace dist::sim {
 
 std::string rank_list(const std::vector<int>& ranks) {
+  // Runs of three or more consecutive ranks are written as ranges: "0-3, 7, 9, 10".
   std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ");
+    if (j - i >= 2) {
+      out += std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(ranks[i]);
+      ++i;
+    }
+  }
   return out;
 }
 
@@ -40,10 +52,15 @@ std::string desync_message(const Op& op, std::string_view field) {
 }
 
 std::string unreachable_message(const Op& op, const std::vector<int>& gone,
-                                const std::function<std::string(int)>& activity) {
-  std::string what = op.p2p ? "send/recv" + op_name(op) : "collective" + op_name(op);
+                                const std::function<std::string(int)>& how_finished) {
+  std::string what = "send/recv" + op_name(op);
+  for (std::size_t i = 0; i < op.participants.size() && !op.p2p; ++i)
+    if (op.arrived[i]) {
+      what = op.describe(i);
+      break;
+    }
   std::string msg = what + " can never complete:";
-  for (int r : gone) msg += "\n  " + activity(r) + " without calling it";
+  for (int r : gone) msg += "\n  " + how_finished(r);
   msg += "\n  posted:" + arrived_calls(op);
   return msg;
 }
@@ -54,7 +71,7 @@ std::string abandoned_message(const Op& op, std::size_t i, int rank) {
 }
 
 std::string deadlock_message(const std::vector<std::string>& lines) {
-  std::string msg = "deadlock: no rank can make progress";
+  std::string msg = "no rank can make progress";
   for (const auto& l : lines) msg += "\n  " + l;
   return msg;
 }
@@ -69,8 +86,7 @@ std::string waiting_detail(const Op& op) {
 std::string timeout_message(const Op& op, std::size_t i, int rank,
                             std::chrono::milliseconds timeout) {
   return "rank " + std::to_string(rank) + " timed out after " + std::to_string(timeout.count()) +
-         " ms in " + op.describe(i) + ": ranks " + rank_list(op.missing()) +
-         " never arrived";
+         " ms in " + op.describe(i) + "; never arrived: ranks " + rank_list(op.missing());
 }
 
 }  // namespace dist::sim

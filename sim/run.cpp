@@ -12,6 +12,7 @@
 #include "dist/sim.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/world.hpp"
+#include "sim/diagnostics.hpp"
 
 namespace dist::sim {
 
@@ -61,11 +62,25 @@ struct RankTask {
   Outcome outcome;
 };
 
+// The name of the exception class of an error code, as users catch it.
+std::string_view error_class(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return "InvalidArgument";
+    case ErrorCode::not_initialized: return "NotInitialized";
+    case ErrorCode::desync: return "DesyncError";
+    case ErrorCode::deadlock: return "DeadlockError";
+    case ErrorCode::timeout: return "TimeoutError";
+    case ErrorCode::rank_failure: return "RankFailure";
+    case ErrorCode::backend: return "BackendError";
+  }
+  return "Error";
+}
+
 std::string describe_error(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
   } catch (const Error& err) {
-    return std::string(to_string(err.code())) + ": " + err.what();
+    return std::string(error_class(err.code())) + ": " + err.what();
   } catch (const std::exception& err) {
     return std::string("exception: ") + err.what();
   } catch (...) {
@@ -112,11 +127,20 @@ ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
   for (const auto& o : outcomes) failed += o.ok() ? 0 : 1;
   std::string msg = "dist::sim::run: " + std::to_string(failed) + " of " +
                     std::to_string(outcomes.size()) + " ranks failed (" + to_string(cluster) + ")";
-  for (const auto& o : outcomes) {
-    std::string text = o.message;
+  // Ranks with the same outcome are listed together, so a 256-rank failure stays readable.
+  std::vector<bool> listed(outcomes.size(), false);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (listed[i]) continue;
+    std::vector<int> same;
+    for (std::size_t j = i; j < outcomes.size(); ++j)
+      if (!listed[j] && outcomes[j].message == outcomes[i].message) {
+        listed[j] = true;
+        same.push_back(outcomes[j].rank);
+      }
+    std::string text = outcomes[i].message;
     for (std::size_t p = text.find('\n'); p != std::string::npos; p = text.find('\n', p + 1))
       text.insert(p + 1, "    ");
-    msg += "\n  rank " + std::to_string(o.rank) + ": " + text;
+    msg += "\n  " + std::string(same.size() > 1 ? "ranks " : "rank ") + rank_list(same) + ": " + text;
   }
   const ErrorCode code = run_error_code(outcomes);
   throw RunError(code, msg, std::move(outcomes));

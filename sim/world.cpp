@@ -174,7 +174,10 @@ void World::check_finished_participants(const std::shared_ptr<Op>& op) {
   }
   if (gone.empty()) return;
   const std::string msg = unreachable_message(*op, gone, [&](int rank) {
-    return rank_activity(rank);
+    const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    return "rank " + std::to_string(rank) +
+           (r.error ? " failed before calling it: " + r.error_text
+                    : std::string(" returned without calling it"));
   });
   if (failed_rank >= 0)
     fail(op, std::make_exception_ptr(RankFailure(msg, failed_rank)));
