@@ -116,6 +116,23 @@ Work all_to_all(BufferRef output, BufferRef input, const Group& group) {
   return t.backend->all_to_all(input, output);
 }
 
+Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t> counts,
+                  const Group& group) {
+  const auto t = resolve_group(group, "all_gather_v");
+  core::check_same_dtype(input, output, "all_gather_v");
+  check_count(counts.size(), static_cast<std::size_t>(t.size), "all_gather_v", "counts",
+              "one count per rank: the group size");
+  check_count(input.count, counts[static_cast<std::size_t>(t.rank)], "all_gather_v", "input",
+              "counts[own rank]");
+  std::size_t total = 0;
+  for (std::size_t c : counts) total += c;
+  check_count(output.count, total, "all_gather_v", "output", "the sum of counts");
+  if (t.size == 1) return copy_local(output, input);
+  check_buffer(input, t.backend, "all_gather_v", "input");
+  check_buffer(output, t.backend, "all_gather_v", "output");
+  return t.backend->all_gather_v(input, output, counts);
+}
+
 Work send(BufferRef data, int dst, int tag, const Group& group) {
   const auto t = resolve_group(group, "send");
   core::check_rank(dst, t.size, "send", "dst");

@@ -29,6 +29,12 @@ void set_process_context(std::shared_ptr<Context> context) {
   process_context = std::move(context);
 }
 
+std::mt19937_64& random_engine() {
+  if (Context* ctx = current_context()) return ctx->rng;
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return engine;
+}
+
 std::shared_ptr<detail::GroupState> make_group_state(const Context& owner, std::vector<int> ranks,
                                                      std::shared_ptr<Backend> backend) {
   auto state = std::make_shared<detail::GroupState>();

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -29,7 +30,11 @@ struct Context {
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   std::shared_ptr<detail::GroupState> world;
   std::shared_ptr<detail::GroupState> local;  // null until a local group exists
+  std::mt19937_64 rng;  // this rank's random stream (sim: derived from the cluster seed)
 };
+
+// The calling rank's random stream; without a context, a per-thread stream seeded from the OS.
+std::mt19937_64& random_engine();
 
 // The calling thread's context: its thread binding, else the process context, else null.
 Context* current_context();

@@ -21,6 +21,7 @@ std::string_view to_string(OpKind kind) {
     case OpKind::split: return "new_group";
     case OpKind::send: return "send";
     case OpKind::recv: return "recv";
+    case OpKind::all_gather_v: return "all_gather_v";
   }
   return "unknown";
 }
@@ -60,6 +61,12 @@ std::string Call::describe() const {
       ranks += (i ? "," : "") + std::to_string(split_ranks[i]);
     add(ranks + "}");
   }
+  if (kind == OpKind::all_gather_v) {
+    std::string list = "counts={";
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      list += (i ? "," : "") + std::to_string(counts[i]);
+    add(list + "}");
+  }
   if (has_data(kind)) add(std::string(to_string(dtype)) + " x " + std::to_string(count));
   return text + ")";
 }
@@ -76,6 +83,7 @@ std::string_view differing_field(const Call& a, const Call& b) {
   if (root_name(a.kind) && a.root != b.root) return root_name(a.kind);
   if (has_op(a.kind) && a.op != b.op) return "op";
   if (a.kind == OpKind::split && a.split_ranks != b.split_ranks) return "ranks";
+  if (a.kind == OpKind::all_gather_v && a.counts != b.counts) return "counts";
   return {};
 }
 

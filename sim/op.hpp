@@ -18,7 +18,7 @@ namespace dist::sim {
 
 enum class OpKind : std::uint8_t {
   all_reduce, broadcast, reduce, all_gather, gather, scatter, reduce_scatter, all_to_all,
-  barrier, split, send, recv
+  barrier, split, send, recv, all_gather_v
 };
 std::string_view to_string(OpKind kind);
 
@@ -29,7 +29,8 @@ struct Call {
   int root = -1;          // root of rooted collectives; peer (group rank) of send/recv
   ReduceOp op = ReduceOp::sum;
   int tag = 0;
-  std::vector<int> split_ranks;  // new_group's rank list
+  std::vector<int> split_ranks;       // new_group's rank list
+  std::vector<std::size_t> counts;    // all_gather_v's per-rank counts
   const void* in = nullptr;
   void* out = nullptr;
   double start_us = 0;  // when the rank posted it (for diagnostics)

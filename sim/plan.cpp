@@ -119,6 +119,8 @@ Plan gathering_plan(const Op& op) {
   const std::size_t bytes = n * dtype_size(first.dtype);
   const std::size_t world = calls.size();
   const auto root = static_cast<std::size_t>(first.root);
+  std::vector<std::size_t> offsets(first.counts.size(), 0);  // all_gather_v's output offsets
+  for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + first.counts[i - 1];
   std::vector<CopyTask> tasks;
   for (std::size_t dst = 0; dst < world; ++dst) {
     for (std::size_t src = 0; src < world; ++src) {
@@ -134,6 +136,10 @@ Plan gathering_plan(const Op& op) {
           break;
         case OpKind::scatter:
           if (src == root) tasks.push_back({calls[dst].out, in_at(calls[src], dst * n), bytes});
+          break;
+        case OpKind::all_gather_v:
+          tasks.push_back({out_at(calls[dst], offsets[src]), calls[src].in,
+                           first.counts[src] * dtype_size(first.dtype)});
           break;
         case OpKind::all_to_all:
           tasks.push_back({out_at(calls[dst], src * n), in_at(calls[src], dst * n), bytes});

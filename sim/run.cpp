@@ -46,6 +46,9 @@ std::unique_ptr<core::Context> make_context(World& world, int rank) {
   ctx->rank = rank;
   ctx->world_size = c.world_size();
   ctx->timeout = c.timeout;
+  std::seed_seq seeds{static_cast<std::uint32_t>(c.seed), static_cast<std::uint32_t>(c.seed >> 32),
+                      static_cast<std::uint32_t>(rank)};
+  ctx->rng.seed(seeds);
   ctx->world = core::make_group_state(*ctx, world.world_comm()->members,
                                       std::make_shared<SimBackend>(world, world.world_comm(), rank));
   const int node = rank / c.ranks_per_node;
@@ -146,6 +149,8 @@ ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
   throw RunError(code, msg, std::move(outcomes));
 }
 }  // namespace
+
+std::mt19937_64& rank_rng() { return core::random_engine(); }
 
 namespace detail {
 

@@ -91,6 +91,13 @@ Work SimBackend::all_to_all(core::Buf input, core::Buf output) {
                         input.count / static_cast<std::size_t>(size())));
 }
 
+Work SimBackend::all_gather_v(core::Buf input, core::Buf output,
+                              std::span<const std::size_t> counts) {
+  Call c = data_call(OpKind::all_gather_v, input, output, output.count);
+  c.counts.assign(counts.begin(), counts.end());
+  return post(std::move(c));
+}
+
 Work SimBackend::send(core::Buf data, int dst, int tag) {
   Call c = data_call(OpKind::send, data, core::Buf{}, data.count);
   c.root = dst;

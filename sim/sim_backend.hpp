@@ -30,6 +30,8 @@ class SimBackend final : public core::Backend {
   Work scatter(core::Buf input, core::Buf output, int root) override;
   Work reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) override;
   Work all_to_all(core::Buf input, core::Buf output) override;
+  Work all_gather_v(core::Buf input, core::Buf output,
+                    std::span<const std::size_t> counts) override;
 
  private:
   Work post(Call call);

@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -64,6 +65,10 @@ class RunError : public Error {
  private:
   std::vector<Outcome> outcomes_;
 };
+
+// The calling rank's random stream: seeded from Cluster.seed and the rank, so a seeded cluster
+// draws the same numbers on every run. Outside a sim run it is a per-thread stream seeded by the OS.
+std::mt19937_64& rank_rng();
 
 namespace detail {
 // Runs body(rank) on every rank's thread; throws RunError naming each rank when any failed.

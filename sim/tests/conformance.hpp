@@ -7,7 +7,11 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <initializer_list>
+#include <stdexcept>
+#include <string_view>
 #include <limits>
 #include <optional>
 #include <string>
@@ -180,14 +184,16 @@ template <class T> std::vector<T> specials() {
             static_cast<T>(L::max() - 1), static_cast<T>(L::min() + 1), T(3), T(7), T(100)};
   } else if constexpr (std::is_same_v<T, dist::float16>) {
     std::vector<T> out;
-    for (std::uint16_t b : {0x0000, 0x8000, 0x7E00, 0xFE01, 0x7C00, 0xFC00, 0x3C00, 0xBC00,
-                            0x7BFF, 0x0001, 0x6800, 0x1400})
+    for (std::uint16_t b : std::initializer_list<std::uint16_t>{
+             0x0000, 0x8000, 0x7E00, 0xFE01, 0x7C00, 0xFC00, 0x3C00, 0xBC00, 0x7BFF, 0x0001,
+             0x6800, 0x1400})
       out.push_back(T::from_bits(b));
     return out;
   } else if constexpr (std::is_same_v<T, dist::bfloat16>) {
     std::vector<T> out;
-    for (std::uint16_t b : {0x0000, 0x8000, 0x7FC0, 0xFFC1, 0x7F80, 0xFF80, 0x3F80, 0xBF80,
-                            0x7F7F, 0x0001, 0x4380, 0x3380})
+    for (std::uint16_t b : std::initializer_list<std::uint16_t>{
+             0x0000, 0x8000, 0x7FC0, 0xFFC1, 0x7F80, 0xFF80, 0x3F80, 0xBF80, 0x7F7F, 0x0001,
+             0x4380, 0x3380})
       out.push_back(T::from_bits(b));
     return out;
   } else {
@@ -258,6 +264,38 @@ template <class T> std::vector<T> concat(const std::vector<std::vector<T>>& part
   std::vector<T> out;
   for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
+}
+
+// Inside a rank: fails the rank (and so the run) with `what` unless `ok`.
+inline void require(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error(what);
+}
+
+inline std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+// A Tensor shape holding `count` elements: 2-D for some counts, so shapes are checked.
+inline std::vector<std::int64_t> shape_for(std::size_t count) {
+  const auto c = static_cast<std::int64_t>(count);
+  if (count == 0) return {2, 0};
+  if (count == 7) return {7, 1};
+  return {c};
+}
+
+// The three data forms every collective accepts.
+enum class Form { vector, span, tensor };
+inline constexpr Form forms[] = {Form::vector, Form::span, Form::tensor};
+inline const char* to_string(Form f) {
+  return f == Form::vector ? "vector" : f == Form::span ? "span" : "tensor";
+}
+// The forms checked at `count`: all three for small counts, one (rotating with `k`) for large.
+inline std::vector<Form> forms_at(std::size_t count, std::size_t k) {
+  if (count < 1000) return {Form::vector, Form::span, Form::tensor};
+  return {forms[k % 3]};
 }
 
 // The RunError a run that must fail throws (nothing if it did not fail that way).

@@ -45,6 +45,10 @@ Work scatter(BufferRef output, BufferRef input, int src, const Group& group);
 Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Group& group);
 // `input` and `output` hold group-size × n elements each.
 Work all_to_all(BufferRef output, BufferRef input, const Group& group);
+// Variable-size all_gather: rank r contributes counts[r] elements (every rank passes the same
+// counts, and input.count == counts[own rank]); output holds their sum, in rank order.
+Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t> counts,
+                  const Group& group);
 Work send(BufferRef data, int dst, int tag, const Group& group);
 Work recv(BufferRef data, int src, int tag, const Group& group);
 
