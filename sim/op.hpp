@@ -33,7 +33,8 @@ struct Call {
   std::vector<std::size_t> counts;    // all_gather_v's per-rank counts
   const void* in = nullptr;
   void* out = nullptr;
-  double start_us = 0;  // when the rank posted it (for diagnostics)
+  double start_us = 0;  // when the rank posted it (for diagnostics and the trace)
+  std::string injected_failure;  // set by a Fault::fail: the op fails with this message
 
   // e.g. "all_reduce(op=sum, float32 x 8)".
   std::string describe() const;
@@ -54,6 +55,7 @@ struct Op {
   enum class State : std::uint8_t { gathering, ready, done, failed };
 
   std::shared_ptr<Comm> comm;
+  std::uint64_t id = 0;         // unique within the run
   std::uint64_t seq = 0;        // per-communicator sequence number (collectives)
   bool p2p = false;
   std::vector<int> participants;  // global ranks; collectives: by group rank; p2p: {src, dst}

@@ -16,11 +16,31 @@
 
 namespace dist::sim {
 
+namespace {
+std::string fault_text(const Fault& f) {
+  const std::string at = std::to_string(f.rank) + ", " + std::to_string(f.at_call);
+  switch (f.kind) {
+    case Fault::Kind::kill: return "Fault::kill(" + at + ")";
+    case Fault::Kind::delay: return "Fault::stall(" + at + ", " + std::to_string(f.delay.count()) + "ms)";
+    case Fault::Kind::fail: return "Fault::fail(" + at + ", \"" + f.message + "\")";
+  }
+  return "Fault";
+}
+}  // namespace
+
 std::string to_string(const Cluster& c) {
-  return "Cluster{.nodes = " + std::to_string(c.nodes) +
-         ", .ranks_per_node = " + std::to_string(c.ranks_per_node) +
-         ", .timeout = " + std::to_string(c.timeout.count()) + "ms, .seed = " +
-         std::to_string(c.seed) + "}";
+  std::string out = "Cluster{.nodes = " + std::to_string(c.nodes) +
+                    ", .ranks_per_node = " + std::to_string(c.ranks_per_node) +
+                    ", .timeout = " + std::to_string(c.timeout.count()) + "ms, .seed = " +
+                    std::to_string(c.seed) + ", .schedule = " +
+                    (c.schedule == Schedule::deterministic ? "deterministic" : "concurrent");
+  if (!c.faults.empty()) {
+    out += ", .faults = {";
+    for (std::size_t i = 0; i < c.faults.size(); ++i) out += (i ? ", " : "") + fault_text(c.faults[i]);
+    out += "}";
+  }
+  if (!c.trace.empty()) out += ", .trace = \"" + c.trace + "\"";
+  return out + "}";
 }
 
 namespace {
@@ -98,6 +118,7 @@ void* rank_main(void* arg) {
   {
     core::ContextBinding bind(task->context);
     try {
+      task->world->enter(rank);
       (*task->body)(rank);
     } catch (...) {
       task->outcome.error = std::current_exception();
@@ -129,7 +150,11 @@ ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
   int failed = 0;
   for (const auto& o : outcomes) failed += o.ok() ? 0 : 1;
   std::string msg = "dist::sim::run: " + std::to_string(failed) + " of " +
-                    std::to_string(outcomes.size()) + " ranks failed (" + to_string(cluster) + ")";
+                    std::to_string(outcomes.size()) + " ranks failed\n  reproduce with " +
+                    to_string(cluster);
+  if (cluster.schedule == Schedule::concurrent)
+    msg += "\n  (the interleaving of a concurrent run is the OS's; set .schedule = "
+           "dist::sim::Schedule::deterministic to replay it exactly from the seed)";
   // Ranks with the same outcome are listed together, so a 256-rank failure stays readable.
   std::vector<bool> listed(outcomes.size(), false);
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
@@ -184,6 +209,7 @@ void run_ranks(const Cluster& cluster, const std::function<void(int)>& body) {
   }
   pthread_attr_destroy(&attr);
   for (auto& t : threads) pthread_join(t, nullptr);
+  world.write_trace();
   std::vector<Outcome> outcomes;
   bool all_ok = true;
   for (auto& t : tasks) {

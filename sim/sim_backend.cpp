@@ -11,7 +11,7 @@ class SimWork final : public dist::detail::WorkState {
   SimWork(World& world, int rank, std::shared_ptr<Op> op)
       : world_(world), rank_(rank), op_(std::move(op)) {}
   void wait() override { world_.wait(rank_, op_); }
-  bool is_completed() override { return world_.test(op_); }
+  bool is_completed() override { return world_.test(rank_, op_); }
 
  private:
   World& world_;

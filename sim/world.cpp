@@ -12,8 +12,6 @@
 namespace dist::sim {
 
 namespace {
-constexpr int spin_rounds = 200;
-
 std::vector<int> iota_ranks(int begin, int count) {
   std::vector<int> out(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = begin + i;
@@ -23,7 +21,9 @@ std::vector<int> iota_ranks(int begin, int count) {
 
 World::World(const Cluster& cluster)
     : cluster_(cluster), start_(std::chrono::steady_clock::now()),
-      ranks_(static_cast<std::size_t>(cluster.world_size())) {
+      ranks_(static_cast<std::size_t>(cluster.world_size())),
+      schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull) {
+  if (!cluster.trace.empty()) trace_.emplace();
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),
@@ -36,8 +36,42 @@ const std::shared_ptr<Comm>& World::node_comm(int node) const {
 }
 
 double World::now_us() const {
+  if (deterministic()) return virtual_us_;
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start_)
       .count();
+}
+
+void World::write_trace() const {
+  std::lock_guard lock(mutex_);
+  if (trace_) trace_->write(cluster_.trace, size());
+}
+
+void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call) {
+  const int k = ++ranks_[static_cast<std::size_t>(rank)].calls;
+  for (const Fault& f : cluster_.faults) {
+    if (f.rank != rank || f.at_call != k) continue;
+    switch (f.kind) {
+      case Fault::Kind::kill:
+        throw RankFailure("rank " + std::to_string(rank) + " was killed by an injected fault at its call #" +
+                              std::to_string(k) + ", " + call.describe(),
+                          rank);
+      case Fault::Kind::fail:
+        call.injected_failure = f.message;
+        break;
+      case Fault::Kind::delay:
+        if (deterministic()) {
+          ranks_[static_cast<std::size_t>(rank)].sleep_until_us =
+              virtual_us_ + std::chrono::duration<double, std::micro>(f.delay).count();
+          pass_baton();
+          await_baton(lock, rank);
+        } else {
+          lock.unlock();
+          std::this_thread::sleep_for(f.delay);
+          lock.lock();
+        }
+        break;
+    }
+  }
 }
 
 std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> members) {
@@ -52,13 +86,16 @@ std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> member
 
 std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
                                            Call call) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  const int rank = comm->members[static_cast<std::size_t>(group_rank)];
+  apply_faults(lock, rank, call);
   call.start_us = now_us();
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)]++;
   auto& slot = comm->gathering[seq];
   if (!slot) {
     slot = std::make_shared<Op>();
     slot->comm = comm;
+    slot->id = next_op_id_++;
     slot->seq = seq;
     slot->participants = comm->members;
     slot->calls.resize(comm->members.size());
@@ -68,11 +105,14 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   if (op->arrived_count + 1 == static_cast<int>(op->participants.size()))
     comm->gathering.erase(seq);
   arrive(op, static_cast<std::size_t>(group_rank), std::move(call));
+  yield(lock, rank);
   return op;
 }
 
 std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call call) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  const int rank = comm->members[static_cast<std::size_t>(group_rank)];
+  apply_faults(lock, rank, call);
   call.start_us = now_us();
   const bool is_send = call.kind == OpKind::send;
   const int src = is_send ? group_rank : call.root;
@@ -87,6 +127,7 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
   } else {
     op = std::make_shared<Op>();
     op->comm = comm;
+    op->id = next_op_id_++;
     op->p2p = true;
     op->participants = {comm->members[static_cast<std::size_t>(src)],
                         comm->members[static_cast<std::size_t>(dst)]};
@@ -95,6 +136,7 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
     (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[key].push_back(op);
   }
   arrive(op, is_send ? 0 : 1, std::move(call));
+  yield(lock, rank);
   return op;
 }
 
@@ -102,7 +144,17 @@ void World::arrive(const std::shared_ptr<Op>& op, std::size_t index, Call call) 
   op->calls[index] = std::move(call);
   op->arrived[index] = 1;
   ++op->arrived_count;
-  if (op->state.load() == Op::State::failed) return;
+  if (op->state.load() == Op::State::failed) {
+    if (trace_) trace_->record_one(*op, index, now_us(), outcome_of(op->error));
+    return;
+  }
+  if (!op->calls[index].injected_failure.empty()) {
+    fail(op, std::make_exception_ptr(BackendError(
+                 op->describe(index) + " failed on rank " +
+                 std::to_string(op->participants[index]) + ": " +
+                 op->calls[index].injected_failure + " (injected fault)")));
+    return;
+  }
   for (std::size_t j = 0; j < op->arrived.size(); ++j) {
     if (j == index || !op->arrived[j]) continue;
     const auto field = differing_field(op->calls[j], op->calls[index]);
@@ -129,7 +181,9 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op) {
     op->new_comm = make_comm(name + "}", std::move(members));
   }
   op->plan = make_plan(*op);
-  if (op->plan.chunks == 0) {
+  if (op->plan.chunks == 0 || deterministic()) {
+    // One rank runs at a time in deterministic mode: the arriving rank moves all the data.
+    for (std::size_t c = 0; c < op->plan.chunks; ++c) op->plan.run(c);
     complete(*op);
     return;
   }
@@ -143,11 +197,13 @@ void World::fail(const std::shared_ptr<Op>& op, std::exception_ptr error) {
   if (s == Op::State::done || s == Op::State::failed) return;
   op->error = std::move(error);
   op->state.store(Op::State::failed, std::memory_order_release);
+  if (trace_) trace_->record_op(*op, now_us(), outcome_of(op->error));
   wake(*op);
 }
 
 void World::complete(Op& op) {
   op.state.store(Op::State::done, std::memory_order_release);
+  if (trace_) trace_->record_op(op, now_us(), "ok");
   wake(op);
 }
 
@@ -188,6 +244,10 @@ void World::check_finished_participants(const std::shared_ptr<Op>& op) {
 void World::finish(int rank, std::exception_ptr error, const std::string& what) {
   std::lock_guard lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  if (!me.started) {  // a rank whose thread never started
+    me.started = true;
+    ++started_;
+  }
   me.finished = true;
   me.error = std::move(error);
   me.error_text = what;
@@ -212,6 +272,7 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
       for (const auto& op : queue) visit(op);
   }
   check_deadlock();
+  if (deterministic() && (baton_ == rank || (baton_ < 0 && started_ == size()))) pass_baton();
 }
 
 void World::check_deadlock() {
@@ -243,78 +304,6 @@ void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank) {
   fail(op, std::make_exception_ptr(TimeoutError(
                timeout_message(*op, static_cast<std::size_t>(i), rank, cluster_.timeout),
                missing)));
-}
-
-bool World::execute_chunk(Op& op) {
-  const std::size_t c = op.next_chunk.fetch_add(1, std::memory_order_relaxed);
-  if (c >= op.plan.chunks) return false;
-  op.plan.run(c);
-  if (op.done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == op.plan.chunks) {
-    std::lock_guard lock(mutex_);
-    complete(op);
-  }
-  return true;
-}
-
-std::shared_ptr<Op> World::next_runnable() {
-  while (!runnable_.empty()) {
-    auto& front = runnable_.front();
-    if (front->next_chunk.load(std::memory_order_relaxed) < front->plan.chunks) return front;
-    runnable_.pop_front();
-  }
-  return nullptr;
-}
-
-bool World::test(const std::shared_ptr<Op>& op) {
-  auto s = op->state.load(std::memory_order_acquire);
-  if (s == Op::State::ready) {
-    execute_chunk(*op);
-    s = op->state.load(std::memory_order_acquire);
-  }
-  if (s == Op::State::failed) std::rethrow_exception(op->error);
-  return s == Op::State::done;
-}
-
-void World::wait(int rank, const std::shared_ptr<Op>& op) {
-  for (int i = 0; i < spin_rounds; ++i) {
-    const auto s = op->state.load(std::memory_order_acquire);
-    if (s == Op::State::done) return;
-    if (s == Op::State::failed) std::rethrow_exception(op->error);
-    if (s == Op::State::ready && execute_chunk(*op)) continue;
-    std::this_thread::yield();
-  }
-  std::unique_lock lock(mutex_);
-  RankState& me = ranks_[static_cast<std::size_t>(rank)];
-  const auto deadline = std::chrono::steady_clock::now() + cluster_.timeout;
-  for (;;) {
-    const auto s = op->state.load(std::memory_order_acquire);
-    if (s == Op::State::done) return;
-    if (s == Op::State::failed) {
-      const auto error = op->error;
-      lock.unlock();
-      std::rethrow_exception(error);
-    }
-    if (auto other = next_runnable()) {
-      lock.unlock();
-      while (execute_chunk(*other)) {
-      }
-      lock.lock();
-      continue;
-    }
-    me.blocked = true;
-    me.waiting_on = op;
-    ++blocked_;
-    if (s == Op::State::gathering) check_deadlock();
-    std::cv_status status = std::cv_status::no_timeout;
-    if (me.blocked) status = me.cv.wait_until(lock, deadline);
-    if (me.blocked) {
-      me.blocked = false;
-      --blocked_;
-    }
-    me.waiting_on = nullptr;
-    if (status == std::cv_status::timeout && op->state.load() == Op::State::gathering)
-      fail_on_timeout(op, rank);
-  }
 }
 
 }  // namespace dist::sim

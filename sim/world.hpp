@@ -1,6 +1,7 @@
 // The fabric of one simulated run: every rank's state, the communicators, and the matching of
 // posted calls into ops. Ranks post calls and wait on ops; a waiting rank executes chunks of any
-// ready op; a rank that would block is checked for deadlock, and waits have deadlines.
+// ready op; a rank that would block is checked for deadlock, and waits have deadlines. In
+// deterministic mode a seeded scheduler passes a baton so one rank runs at a time.
 #pragma once
 
 #include <chrono>
@@ -10,12 +11,15 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "dist/sim.hpp"
 #include "sim/comm.hpp"
 #include "sim/op.hpp"
+#include "sim/trace.hpp"
 
 namespace dist::sim {
 
@@ -28,6 +32,8 @@ class World {
   const std::shared_ptr<Comm>& world_comm() const { return world_comm_; }
   const std::shared_ptr<Comm>& node_comm(int node) const;
 
+  // Called first on each rank thread (deterministic mode: waits for the baton).
+  void enter(int rank);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.
   std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank, Call call);
   // Posts a send (call.root = dst) or recv (call.root = src) of `group_rank` on `comm`.
@@ -35,25 +41,32 @@ class World {
 
   // Blocks global rank `rank` until `op` completes; rethrows the op's error.
   void wait(int rank, const std::shared_ptr<Op>& op);
-  // Whether `op` has completed, after executing a chunk of it if one is free; rethrows its error.
-  bool test(const std::shared_ptr<Op>& op);
+  // Whether `op` has completed, after making progress on it; rethrows its error.
+  bool test(int rank, const std::shared_ptr<Op>& op);
 
   // Called once when rank's function has returned (error null) or thrown.
   void finish(int rank, std::exception_ptr error, const std::string& what);
-
-  double now_us() const;
+  // Writes the trace if the cluster asked for one.
+  void write_trace() const;
 
  private:
   struct RankState {
     std::condition_variable cv;
+    bool started = false;
     bool blocked = false;
     bool finished = false;
     std::exception_ptr error;  // how it finished
     std::string error_text;
     std::shared_ptr<Op> waiting_on;
+    int calls = 0;                                  // communication calls made (for faults)
+    std::optional<double> sleep_until_us;           // deterministic: stalled by a fault
+    double deadline_us = 0;                         // deterministic: when its wait times out
   };
 
+  bool deterministic() const { return cluster_.schedule == Schedule::deterministic; }
+  double now_us() const;
   std::shared_ptr<Comm> make_comm(std::string name, std::vector<int> members);
+  void apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call);
   void arrive(const std::shared_ptr<Op>& op, std::size_t index, Call call);
   void on_all_arrived(const std::shared_ptr<Op>& op);
   void fail(const std::shared_ptr<Op>& op, std::exception_ptr error);
@@ -66,17 +79,32 @@ class World {
   std::shared_ptr<Op> next_runnable();
   std::string rank_activity(int rank) const;
 
+  // The two ways of waiting (world_wait.cpp) and the deterministic scheduler.
+  void wait_concurrent(int rank, const std::shared_ptr<Op>& op);
+  void wait_deterministic(int rank, const std::shared_ptr<Op>& op);
+  void yield(std::unique_lock<std::mutex>& lock, int rank);
+  void pass_baton();
+  bool advance_virtual_clock();
+  void await_baton(std::unique_lock<std::mutex>& lock, int rank);
+
   Cluster cluster_;
   std::chrono::steady_clock::time_point start_;
   mutable std::mutex mutex_;
   std::vector<RankState> ranks_;
   int blocked_ = 0;
   int finished_ = 0;
+  int started_ = 0;
   std::uint64_t next_comm_id_ = 0;
+  std::uint64_t next_op_id_ = 1;
   std::shared_ptr<Comm> world_comm_;
   std::vector<std::shared_ptr<Comm>> node_comms_;
   std::vector<std::weak_ptr<Comm>> comms_;
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
+  std::optional<Trace> trace_;
+  // Deterministic mode.
+  std::mt19937_64 schedule_rng_;
+  int baton_ = -1;          // the rank allowed to run
+  double virtual_us_ = 0;   // the virtual clock
 };
 
 }  // namespace dist::sim

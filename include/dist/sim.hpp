@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <string>
 #include <functional>
 #include <optional>
 #include <random>
@@ -17,6 +18,35 @@
 
 namespace dist::sim {
 
+// How rank threads interleave. `concurrent` (the fast default) lets the OS run every rank at
+// once. `deterministic` runs one rank at a time between communication points, choosing the next
+// from Cluster.seed, so a seed replays the same interleaving (and the same trace) exactly; its
+// clock is virtual, so delays and timeouts cost no real time.
+enum class Schedule { concurrent, deterministic };
+
+// A fault injected into a run. `at_call` counts the rank's communication calls (collectives,
+// barrier, new_group, send and recv), from 1.
+struct Fault {
+  enum class Kind : std::uint8_t {
+    kill,   // the rank throws RankFailure at that call (its peers get RankFailure naming it)
+    delay,  // the rank stalls for `delay` before making that call
+    fail,   // that collective fails with BackendError(message) on every participant
+  };
+  Kind kind = Kind::kill;
+  int rank = 0;
+  int at_call = 1;
+  std::chrono::milliseconds delay{0};
+  std::string message{};
+
+  static Fault kill(int rank, int at_call) { return {Kind::kill, rank, at_call, {}, {}}; }
+  static Fault stall(int rank, int at_call, std::chrono::milliseconds delay) {
+    return {Kind::delay, rank, at_call, delay, {}};
+  }
+  static Fault fail(int rank, int at_call, std::string message = "injected failure") {
+    return {Kind::fail, rank, at_call, {}, std::move(message)};
+  }
+};
+
 // The shape and settings of a simulated cluster. World size = nodes × ranks_per_node; ranks
 // are numbered node by node, and each node is one local group.
 struct Cluster {
@@ -25,8 +55,13 @@ struct Cluster {
   // How long a rank may wait in a collective for ranks that are busy outside the fabric.
   // (A wait that can never be satisfied is a DeadlockError at once, whatever the timeout.)
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
-  // Seeds each rank's random stream (see dist::sim::rank_rng).
+  // Seeds each rank's random stream (see rank_rng) and the deterministic scheduler.
   std::uint64_t seed = 0;
+  Schedule schedule = Schedule::concurrent;
+  std::vector<Fault> faults{};
+  // When set, every collective and p2p call is written to this file as Chrome-trace JSON (open it
+  // in Perfetto or chrome://tracing), also when the run fails.
+  std::string trace{};
   // Stack size of each rank thread in bytes; 0 keeps the system default.
   std::size_t stack_size = 0;
 

@@ -1,0 +1,209 @@
+// How ranks wait in the fabric. Concurrent mode: spin briefly, help execute ready ops, then block
+// on the rank's condition variable with a real deadline. Deterministic mode: a baton passed by a
+// seeded scheduler lets one rank run at a time; time is virtual, so delays and timeouts are free.
+#include <algorithm>
+#include <limits>
+#include <thread>
+
+#include "dist/errors.hpp"
+#include "sim/world.hpp"
+
+namespace dist::sim {
+
+namespace {
+constexpr int spin_rounds = 200;
+constexpr double step_us = 1.0;  // virtual time a rank spends between two communication points
+}  // namespace
+
+bool World::execute_chunk(Op& op) {
+  const std::size_t c = op.next_chunk.fetch_add(1, std::memory_order_relaxed);
+  if (c >= op.plan.chunks) return false;
+  op.plan.run(c);
+  if (op.done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == op.plan.chunks) {
+    std::lock_guard lock(mutex_);
+    complete(op);
+  }
+  return true;
+}
+
+std::shared_ptr<Op> World::next_runnable() {
+  while (!runnable_.empty()) {
+    auto& front = runnable_.front();
+    if (front->next_chunk.load(std::memory_order_relaxed) < front->plan.chunks) return front;
+    runnable_.pop_front();
+  }
+  return nullptr;
+}
+
+bool World::test(int rank, const std::shared_ptr<Op>& op) {
+  auto s = op->state.load(std::memory_order_acquire);
+  if (s == Op::State::ready) {
+    execute_chunk(*op);
+    s = op->state.load(std::memory_order_acquire);
+  }
+  if (s == Op::State::gathering && deterministic()) {
+    // Polling is a communication point: let the others run, or a polling loop would spin forever.
+    std::unique_lock lock(mutex_);
+    yield(lock, rank);
+    s = op->state.load(std::memory_order_acquire);
+  }
+  if (s == Op::State::failed) std::rethrow_exception(op->error);
+  return s == Op::State::done;
+}
+
+void World::wait(int rank, const std::shared_ptr<Op>& op) {
+  if (deterministic())
+    wait_deterministic(rank, op);
+  else
+    wait_concurrent(rank, op);
+}
+
+void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
+  for (int i = 0; i < spin_rounds; ++i) {
+    const auto s = op->state.load(std::memory_order_acquire);
+    if (s == Op::State::done) return;
+    if (s == Op::State::failed) std::rethrow_exception(op->error);
+    if (s == Op::State::ready && execute_chunk(*op)) continue;
+    std::this_thread::yield();
+  }
+  std::unique_lock lock(mutex_);
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  const auto deadline = std::chrono::steady_clock::now() + cluster_.timeout;
+  for (;;) {
+    const auto s = op->state.load(std::memory_order_acquire);
+    if (s == Op::State::done) return;
+    if (s == Op::State::failed) {
+      const auto error = op->error;
+      lock.unlock();
+      std::rethrow_exception(error);
+    }
+    if (auto other = next_runnable()) {
+      lock.unlock();
+      while (execute_chunk(*other)) {
+      }
+      lock.lock();
+      continue;
+    }
+    me.blocked = true;
+    me.waiting_on = op;
+    ++blocked_;
+    if (s == Op::State::gathering) check_deadlock();
+    std::cv_status status = std::cv_status::no_timeout;
+    if (me.blocked) status = me.cv.wait_until(lock, deadline);
+    if (me.blocked) {
+      me.blocked = false;
+      --blocked_;
+    }
+    me.waiting_on = nullptr;
+    if (status == std::cv_status::timeout && op->state.load() == Op::State::gathering)
+      fail_on_timeout(op, rank);
+  }
+}
+
+void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op) {
+  std::unique_lock lock(mutex_);
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  for (;;) {
+    const auto s = op->state.load(std::memory_order_acquire);
+    if (s == Op::State::done) return;
+    if (s == Op::State::failed) {
+      const auto error = op->error;
+      lock.unlock();
+      std::rethrow_exception(error);
+    }
+    me.blocked = true;
+    me.waiting_on = op;
+    me.deadline_us = virtual_us_ + std::chrono::duration<double, std::micro>(cluster_.timeout).count();
+    ++blocked_;
+    pass_baton();
+    await_baton(lock, rank);
+    if (me.blocked) {
+      me.blocked = false;
+      --blocked_;
+    }
+    me.waiting_on = nullptr;
+  }
+}
+
+void World::enter(int rank) {
+  std::unique_lock lock(mutex_);
+  ranks_[static_cast<std::size_t>(rank)].started = true;
+  ++started_;
+  if (!deterministic()) return;
+  if (started_ == size() && baton_ < 0) pass_baton();
+  await_baton(lock, rank);
+}
+
+void World::yield(std::unique_lock<std::mutex>& lock, int rank) {
+  if (!deterministic()) return;
+  pass_baton();
+  await_baton(lock, rank);
+}
+
+void World::await_baton(std::unique_lock<std::mutex>& lock, int rank) {
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  me.cv.wait(lock, [&] { return baton_ == rank; });
+}
+
+// Chooses the next rank to run from the seeded generator, among the ranks that can run now. When
+// none can, advances the virtual clock to the next stall end or wait deadline, or, when nothing is
+// pending at all, declares the deadlock so the blocked ranks get their errors.
+void World::pass_baton() {
+  virtual_us_ += step_us;
+  for (;;) {
+    std::vector<int> ready;
+    for (int r = 0; r < size(); ++r) {
+      const RankState& s = ranks_[static_cast<std::size_t>(r)];
+      if (s.started && !s.finished && !s.blocked && !s.sleep_until_us) ready.push_back(r);
+    }
+    if (!ready.empty()) {
+      std::uniform_int_distribution<std::size_t> pick(0, ready.size() - 1);
+      baton_ = ready[pick(schedule_rng_)];
+      ranks_[static_cast<std::size_t>(baton_)].cv.notify_one();
+      return;
+    }
+    if (advance_virtual_clock()) continue;
+    if (blocked_ == 0) {
+      baton_ = -1;  // every rank has finished
+      return;
+    }
+    const int before = blocked_;
+    check_deadlock();
+    if (blocked_ == before) {  // cannot happen: a full deadlock always fails the blocked ranks
+      baton_ = -1;
+      return;
+    }
+  }
+}
+
+// Moves virtual time to the earliest stall end or wait deadline and applies it. Returns false
+// when there is no such event.
+bool World::advance_virtual_clock() {
+  double next = std::numeric_limits<double>::infinity();
+  for (const auto& s : ranks_) {
+    if (s.sleep_until_us) next = std::min(next, *s.sleep_until_us);
+    if (s.blocked && s.waiting_on && s.waiting_on->state.load() == Op::State::gathering)
+      next = std::min(next, s.deadline_us);
+  }
+  if (next == std::numeric_limits<double>::infinity()) return false;
+  const bool any_sleeper = std::any_of(ranks_.begin(), ranks_.end(),
+                                       [](const RankState& s) { return s.sleep_until_us.has_value(); });
+  if (!any_sleeper && blocked_ + finished_ == size()) return false;  // a deadlock, not a wait
+  virtual_us_ = std::max(virtual_us_, next);
+  bool woke_sleeper = false;
+  for (auto& s : ranks_)
+    if (s.sleep_until_us && *s.sleep_until_us <= virtual_us_) {
+      s.sleep_until_us.reset();
+      woke_sleeper = true;
+    }
+  if (woke_sleeper) return true;  // a woken rank may still arrive before anyone's deadline
+  for (int r = 0; r < size(); ++r) {
+    const RankState& s = ranks_[static_cast<std::size_t>(r)];
+    if (s.blocked && s.waiting_on && s.deadline_us <= virtual_us_ &&
+        s.waiting_on->state.load() == Op::State::gathering)
+      fail_on_timeout(s.waiting_on, r);
+  }
+  return true;
+}
+
+}  // namespace dist::sim
