@@ -24,6 +24,8 @@ World::World(const Cluster& cluster)
       ranks_(static_cast<std::size_t>(cluster.world_size())),
       schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull) {
   if (!cluster.trace.empty()) trace_.emplace();
+  const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  spin_rounds_ = cluster.world_size() <= cores ? 200 : 0;
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),

@@ -101,6 +101,10 @@ class World {
   std::vector<std::weak_ptr<Comm>> comms_;
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
   std::optional<Trace> trace_;
+  // Concurrent mode: how often a waiter polls before it blocks. Spinning pays only while every
+  // rank can have a core; an oversubscribed world blocks at once so the ranks that can make
+  // progress get the cores.
+  int spin_rounds_ = 0;
   // Deterministic mode.
   std::mt19937_64 schedule_rng_;
   int baton_ = -1;          // the rank allowed to run

@@ -11,7 +11,6 @@
 namespace dist::sim {
 
 namespace {
-constexpr int spin_rounds = 200;
 constexpr double step_us = 1.0;  // virtual time a rank spends between two communication points
 }  // namespace
 
@@ -59,7 +58,7 @@ void World::wait(int rank, const std::shared_ptr<Op>& op) {
 }
 
 void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
-  for (int i = 0; i < spin_rounds; ++i) {
+  for (int i = 0; i < spin_rounds_; ++i) {
     const auto s = op->state.load(std::memory_order_acquire);
     if (s == Op::State::done) return;
     if (s == Op::State::failed) std::rethrow_exception(op->error);
