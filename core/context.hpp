@@ -31,6 +31,10 @@ struct Context {
   std::shared_ptr<detail::GroupState> world;
   std::shared_ptr<detail::GroupState> local;  // null until a local group exists
   std::mt19937_64 rng;  // this rank's random stream (sim: derived from the cluster seed)
+  // dist::comm state (detectron2's module globals, per rank): the group object gathers use
+  // (null: the world), and the argument create_local_process_group was called with (0: never).
+  std::shared_ptr<detail::GroupState> object_group;
+  int comm_local_workers = 0;
 };
 
 // The calling rank's random stream; without a context, a per-thread stream seeded from the OS.

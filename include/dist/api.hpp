@@ -80,16 +80,18 @@ Work barrier_async(const Group& group = {});
 // torch.distributed.new_group, every rank of the world must call it with the same list.
 Group new_group(std::vector<int> ranks);
 
-// Returns a callable that runs f with its arguments on rank 0 of the world only. It returns
-// std::optional<R> (engaged on rank 0 only), or nothing when f returns void.
+// Returns a callable that runs f with its arguments on rank 0 of the world only (MMEngine's
+// decorator: `if is_main_process(): return func(*args, **kwargs)`). It returns std::optional<R>
+// (engaged on rank 0 only; R without reference/cv), or nothing when f returns void.
 template <class F> auto master_only(F f) {
   return [f = std::move(f)]<class... Args>(Args&&... args) mutable {
     using R = std::invoke_result_t<F&, Args&&...>;
     if constexpr (std::is_void_v<R>) {
       if (is_main_process()) f(std::forward<Args>(args)...);
     } else {
-      if (!is_main_process()) return std::optional<R>{};
-      return std::optional<R>{f(std::forward<Args>(args)...)};
+      using V = std::remove_cvref_t<R>;  // a reference result is returned as a copy
+      if (!is_main_process()) return std::optional<V>{};
+      return std::optional<V>{f(std::forward<Args>(args)...)};
     }
   };
 }

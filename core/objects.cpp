@@ -1,0 +1,114 @@
+// The byte transports of the object collectives (sizes first, then the bytes) and
+// sync_random_seed, written once over the erased collectives.
+#include "dist/objects.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/context.hpp"
+#include "core/validate.hpp"
+#include "dist/errors.hpp"
+
+namespace dist::detail {
+
+namespace {
+BufferRef bytes_ref(std::span<const std::byte> bytes) {
+  return {const_cast<std::byte*>(bytes.data()), bytes.size(), DType::uint8, Device::cpu()};
+}
+
+// Every rank's one uint64 value, in group-rank order.
+std::vector<std::uint64_t> all_gather_u64(std::uint64_t value, const Group& group) {
+  const std::vector<std::uint64_t> own{value};
+  std::vector<std::uint64_t> out;
+  for (const auto& v : dist::all_gather(own, group)) out.push_back(v.at(0));
+  return out;
+}
+
+// The smallest and largest of every rank's value, with one all_reduce (O(group size) traffic).
+std::pair<std::uint64_t, std::uint64_t> min_max_u64(std::uint64_t value, const Group& group) {
+  std::vector<std::uint64_t> v{value, ~value};
+  dist::all_reduce(v, ReduceOp::max, group);
+  return {~v[1], v[0]};
+}
+
+std::string lengths_text(const std::vector<std::uint64_t>& lengths) {
+  std::string out;
+  for (std::size_t r = 0; r < lengths.size(); ++r)
+    out += (r ? ", rank " : "rank ") + std::to_string(r) + ": " + std::to_string(lengths[r]);
+  return out;
+}
+}  // namespace
+
+void throw_deserialize_error(const char* function, int source, std::size_t bytes,
+                             const char* reason) {
+  throw InvalidArgument(std::string(function) + ": cannot deserialize the object from rank " +
+                        std::to_string(source) + " (" + std::to_string(bytes) +
+                        " bytes): " + reason);
+}
+
+GatheredBytes all_gather_bytes(std::span<const std::byte> mine, const Group& group) {
+  GatheredBytes out;
+  std::size_t total = 0;
+  for (std::uint64_t size : all_gather_u64(mine.size(), group)) {
+    out.offsets.push_back(total);
+    out.sizes.push_back(static_cast<std::size_t>(size));
+    total += static_cast<std::size_t>(size);
+  }
+  out.data.resize(total);
+  all_gather_v(bytes_ref(mine), bytes_ref(out.data), out.sizes, group).wait();
+  return out;
+}
+
+std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int dst,
+                                          const Group& group, const char* function) {
+  const int n = group_size_checked(group, function);
+  core::check_rank(dst, n, function, "dst");
+  // Sizes go to dst only, and the padding length comes from an all_reduce: no rank but dst ever
+  // holds a list as long as the group.
+  const auto longest = static_cast<std::size_t>(min_max_u64(mine.size(), group).second);
+  const bool on_dst = get_rank(group) == dst;
+  GatheredBytes out;
+  const auto sizes = dist::gather(std::vector<std::uint64_t>{mine.size()}, dst, group);
+  for (const auto& size : sizes) out.sizes.push_back(static_cast<std::size_t>(size.at(0)));
+  std::vector<std::byte> padded(longest);
+  std::copy(mine.begin(), mine.end(), padded.begin());
+  if (on_dst) out.data.resize(longest * static_cast<std::size_t>(n));
+  gather(bytes_ref(padded), bytes_ref(out.data), dst, group).wait();
+  if (!on_dst) return std::nullopt;
+  for (int r = 0; r < n; ++r) out.offsets.push_back(longest * static_cast<std::size_t>(r));
+  return out;
+}
+
+void broadcast_bytes(std::size_t length, std::vector<std::byte>& data,
+                     std::vector<std::uint64_t>& sizes, int src, const Group& group) {
+  const int n = group_size_checked(group, "broadcast_object_list");
+  core::check_rank(src, n, "broadcast_object_list", "src");
+  if (const auto [shortest, longest] = min_max_u64(length, group); shortest != longest) {
+    const auto lengths = all_gather_u64(length, group);  // only to name them in the error
+    throw DesyncError("broadcast_object_list: the ranks passed lists of different lengths (" +
+                      lengths_text(lengths) + "); every rank must pass a list of the same length");
+  }
+  if (length == 0) return;
+  const bool on_src = get_rank(group) == src;
+  if (!on_src) sizes.assign(length, 0);
+  dist::broadcast(sizes, src, group);
+  std::size_t total = 0;
+  for (std::uint64_t s : sizes) total += static_cast<std::size_t>(s);
+  if (!on_src) data.resize(total);
+  if (total > 0) broadcast(bytes_ref(data), src, group).wait();
+}
+
+}  // namespace dist::detail
+
+namespace dist {
+
+int sync_random_seed(const Group& group) {
+  // Every rank draws (31 high bits of its stream), like numpy's randint(2**31) in MMEngine.
+  const auto seed = static_cast<std::int32_t>(core::random_engine()() >> 33);
+  if (detail::group_size_checked(group, "sync_random_seed") == 1) return seed;
+  std::vector<std::int32_t> value{get_rank(group) == 0 ? seed : 0};
+  broadcast(value, 0, group);
+  return value[0];
+}
+
+}  // namespace dist
