@@ -1,6 +1,6 @@
-// Chunked execution plans for every kind of op. Copies are split into blocks of copy_block
-// bytes; reductions into blocks of reduce_block bytes folded in a per-thread scratch buffer, so
-// that an in-place buffer is never written before every rank's block has been read.
+// Chunked execution plans of the reductions (all_reduce, reduce, reduce_scatter): blocks of
+// reduce_block bytes folded in rank order in a per-thread scratch buffer, so that an in-place
+// buffer is never written before every rank's block has been read. Copies are in copy_plan.cpp.
 #include "sim/plan.hpp"
 
 #include <cstring>
@@ -12,38 +12,8 @@
 namespace dist::sim {
 
 namespace {
-constexpr std::size_t copy_block = 256 * 1024;
 constexpr std::size_t reduce_block = 32 * 1024;
 
-struct CopyTask {
-  void* dst;
-  const void* src;
-  std::size_t bytes;
-};
-
-// Cuts copy tasks into blocks; chunk c is one block of one task.
-Plan copy_plan(std::vector<CopyTask> tasks) {
-  auto blocks = std::make_shared<std::vector<CopyTask>>();
-  for (const auto& t : tasks)
-    for (std::size_t off = 0; off < t.bytes; off += copy_block)
-      blocks->push_back({static_cast<std::byte*>(t.dst) + off,
-                         static_cast<const std::byte*>(t.src) + off,
-                         std::min(copy_block, t.bytes - off)});
-  Plan plan;
-  plan.chunks = blocks->size();
-  plan.run = [blocks](std::size_t c) {
-    const auto& b = (*blocks)[c];
-    if (b.dst != b.src) std::memcpy(b.dst, b.src, b.bytes);
-  };
-  return plan;
-}
-
-const std::byte* in_at(const Call& c, std::size_t element) {
-  return static_cast<const std::byte*>(c.in) + element * dtype_size(c.dtype);
-}
-std::byte* out_at(const Call& c, std::size_t element) {
-  return static_cast<std::byte*>(c.out) + element * dtype_size(c.dtype);
-}
 
 std::byte* scratch(std::size_t bytes) {
   thread_local std::vector<std::byte> buffer;
@@ -112,44 +82,6 @@ Plan reduce_plan(ReduceSpec spec) {
   return {};
 }
 
-Plan gathering_plan(const Op& op) {
-  const auto& calls = op.calls;
-  const Call& first = calls.front();
-  const std::size_t n = first.count;
-  const std::size_t bytes = n * dtype_size(first.dtype);
-  const std::size_t world = calls.size();
-  const auto root = static_cast<std::size_t>(first.root);
-  std::vector<std::size_t> offsets(first.counts.size(), 0);  // all_gather_v's output offsets
-  for (std::size_t i = 1; i < offsets.size(); ++i) offsets[i] = offsets[i - 1] + first.counts[i - 1];
-  std::vector<CopyTask> tasks;
-  for (std::size_t dst = 0; dst < world; ++dst) {
-    for (std::size_t src = 0; src < world; ++src) {
-      switch (first.kind) {
-        case OpKind::broadcast:
-          if (src == root && dst != root) tasks.push_back({calls[dst].out, calls[src].in, bytes});
-          break;
-        case OpKind::all_gather:
-          tasks.push_back({out_at(calls[dst], src * n), calls[src].in, bytes});
-          break;
-        case OpKind::gather:
-          if (dst == root) tasks.push_back({out_at(calls[dst], src * n), calls[src].in, bytes});
-          break;
-        case OpKind::scatter:
-          if (src == root) tasks.push_back({calls[dst].out, in_at(calls[src], dst * n), bytes});
-          break;
-        case OpKind::all_gather_v:
-          tasks.push_back({out_at(calls[dst], offsets[src]), calls[src].in,
-                           first.counts[src] * dtype_size(first.dtype)});
-          break;
-        case OpKind::all_to_all:
-          tasks.push_back({out_at(calls[dst], src * n), in_at(calls[src], dst * n), bytes});
-          break;
-        default: break;
-      }
-    }
-  }
-  return copy_plan(std::move(tasks));
-}
 }  // namespace
 
 Plan make_plan(const Op& op) {
@@ -165,15 +97,11 @@ Plan make_plan(const Op& op) {
                           .count = first.count,
                           .segments = op.calls.size(),
                           .scatter = true});
-    case OpKind::send:
-    case OpKind::recv:
-      return copy_plan({{op.calls[1].out, op.calls[0].in,
-                         first.count * dtype_size(first.dtype)}});
     case OpKind::barrier:
     case OpKind::split:
       return {};
     default:
-      return gathering_plan(op);
+      return copy_plan(op);
   }
 }
 

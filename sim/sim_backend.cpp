@@ -19,10 +19,12 @@ class SimWork final : public dist::detail::WorkState {
   std::shared_ptr<Op> op_;
 };
 
-Call data_call(OpKind kind, const core::Buf& in, const core::Buf& out, std::size_t count) {
+// A call moving `count` elements of `dtype` (the dtype every rank's call must agree on).
+Call data_call(OpKind kind, DType dtype, const core::Buf& in, const core::Buf& out,
+               std::size_t count) {
   Call c;
   c.kind = kind;
-  c.dtype = in.data || in.count ? in.dtype : out.dtype;
+  c.dtype = dtype;
   c.count = count;
   c.in = in.data;
   c.out = out.data;
@@ -45,69 +47,67 @@ Work SimBackend::post_p2p(Call call) {
 }
 
 Work SimBackend::all_reduce(core::Buf data, ReduceOp op) {
-  Call c = data_call(OpKind::all_reduce, data, data, data.count);
+  Call c = data_call(OpKind::all_reduce, data.dtype, data, data, data.count);
   c.op = op;
   return post(std::move(c));
 }
 
 Work SimBackend::broadcast(core::Buf data, int root) {
-  Call c = data_call(OpKind::broadcast, data, data, data.count);
+  Call c = data_call(OpKind::broadcast, data.dtype, data, data, data.count);
   c.root = root;
   return post(std::move(c));
 }
 
 Work SimBackend::reduce(core::Buf data, ReduceOp op, int root) {
-  Call c = data_call(OpKind::reduce, data, data, data.count);
+  Call c = data_call(OpKind::reduce, data.dtype, data, data, data.count);
   c.op = op;
   c.root = root;
   return post(std::move(c));
 }
 
 Work SimBackend::all_gather(core::Buf input, core::Buf output) {
-  return post(data_call(OpKind::all_gather, input, output, input.count));
+  return post(data_call(OpKind::all_gather, input.dtype, input, output, input.count));
 }
 
 Work SimBackend::gather(core::Buf input, core::Buf output, int root) {
-  Call c = data_call(OpKind::gather, input, output, input.count);
+  Call c = data_call(OpKind::gather, input.dtype, input, output, input.count);
   c.root = root;
   return post(std::move(c));
 }
 
 Work SimBackend::scatter(core::Buf input, core::Buf output, int root) {
-  Call c = data_call(OpKind::scatter, output, output, output.count);
-  c.in = input.data;
+  Call c = data_call(OpKind::scatter, output.dtype, input, output, output.count);
   c.root = root;
   return post(std::move(c));
 }
 
 Work SimBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
-  Call c = data_call(OpKind::reduce_scatter, input, output, output.count);
+  Call c = data_call(OpKind::reduce_scatter, output.dtype, input, output, output.count);
   c.op = op;
   return post(std::move(c));
 }
 
 Work SimBackend::all_to_all(core::Buf input, core::Buf output) {
-  return post(data_call(OpKind::all_to_all, input, output,
+  return post(data_call(OpKind::all_to_all, input.dtype, input, output,
                         input.count / static_cast<std::size_t>(size())));
 }
 
 Work SimBackend::all_gather_v(core::Buf input, core::Buf output,
                               std::span<const std::size_t> counts) {
-  Call c = data_call(OpKind::all_gather_v, input, output, output.count);
+  Call c = data_call(OpKind::all_gather_v, input.dtype, input, output, output.count);
   c.counts.assign(counts.begin(), counts.end());
   return post(std::move(c));
 }
 
 Work SimBackend::send(core::Buf data, int dst, int tag) {
-  Call c = data_call(OpKind::send, data, core::Buf{}, data.count);
+  Call c = data_call(OpKind::send, data.dtype, data, core::Buf{}, data.count);
   c.root = dst;
   c.tag = tag;
   return post_p2p(std::move(c));
 }
 
 Work SimBackend::recv(core::Buf data, int src, int tag) {
-  Call c = data_call(OpKind::recv, core::Buf{}, data, data.count);
-  c.dtype = data.dtype;
+  Call c = data_call(OpKind::recv, data.dtype, core::Buf{}, data, data.count);
   c.root = src;
   c.tag = tag;
   return post_p2p(std::move(c));

@@ -150,7 +150,7 @@ TEST(EdgeSemantics, FirstNaNWinsInMinMax) {
 
 // A one-rank world leaves data untouched (bit for bit, even NaN payloads), and the gathering
 // collectives return the rank's own data.
-template <class T> class OneRank : public ::testing::Test {};
+template <class T> class OneRank : public conformance::Test {};
 TYPED_TEST_SUITE(OneRank, AllDTypes, DTypeName);
 
 TYPED_TEST(OneRank, IsTheIdentity) {

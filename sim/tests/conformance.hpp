@@ -10,11 +10,16 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
-#include <stdexcept>
-#include <string_view>
+#include <iterator>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -37,11 +42,39 @@ struct DTypeName {
   }
 };
 
-inline dist::sim::Cluster world(int n) { return {.nodes = 1, .ranks_per_node = n}; }
+inline dist::sim::Cluster cluster(int nodes, int ranks_per_node) {
+  dist::sim::Cluster c;
+  c.nodes = nodes;
+  c.ranks_per_node = ranks_per_node;
+  return c;
+}
+inline dist::sim::Cluster world(int n) { return cluster(1, n); }
 
 // The world sizes and per-rank counts every collective is checked at.
 inline constexpr int world_sizes[] = {1, 2, 3, 8};
 inline constexpr std::size_t counts[] = {0, 1, 7, 100003};
+
+// The roots of rooted collectives checked at world size n: every root at 3.
+inline std::vector<int> roots_at(int n) {
+  if (n == 3) return {2, 0, 1};
+  if (n == 8) return {5, 0};
+  return {n - 1};
+}
+// The counts checked at world size n: the large one at 3 and 8 ranks only (to keep the suite fast).
+inline std::vector<std::size_t> counts_at(int n) {
+  if (n == 3 || n == 8) return {std::begin(counts), std::end(counts)};
+  return {0, 1, 7};
+}
+// The counts checked at `root`: the large count at the first root of roots_at(n) only.
+inline std::vector<std::size_t> counts_for_root(int n, int root) {
+  if (root == roots_at(n).front()) return counts_at(n);
+  return {0, 1, 7};
+}
+// Chunk sizes (elements per rank's chunk) of reduce_scatter and all_to_all at world size n.
+inline std::vector<std::size_t> chunks_at(int n) {
+  if (n == 3 || n == 8) return {0, 1, 7, 12501};
+  return {0, 1, 7};
+}
 
 template <class T> inline constexpr bool is_half_v =
     std::is_same_v<T, dist::float16> || std::is_same_v<T, dist::bfloat16>;
@@ -210,20 +243,22 @@ inline std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// A finite value of moderate magnitude (random sign, mantissa and a small exponent).
+// A finite value of moderate magnitude in [2^-4, 2^5) (random sign, mantissa and exponent), built
+// from its float bits.
 template <class T> T moderate(std::uint64_t h) {
-  const float m = 1.0f + static_cast<float>(h & 0xFFFFF) / float(1 << 20);
-  const float s = std::ldexp(m, static_cast<int>((h >> 20) % 9) - 4) * ((h >> 40) & 1 ? -1.f : 1.f);
-  if constexpr (is_half_v<T>) return T(s);
+  const auto exponent = static_cast<std::uint32_t>(123 + (h >> 23) % 9);
+  const auto f = std::bit_cast<float>(static_cast<std::uint32_t>(
+      ((h >> 40) & 1) << 31 | exponent << 23 | (h & 0x7FFFFF)));
+  if constexpr (is_half_v<T>) return T(f);
   else if constexpr (std::is_same_v<T, double>)
-    return static_cast<double>(s) + static_cast<double>(h >> 44) * 1e-12;
-  else return s;
+    return static_cast<double>(f) + static_cast<double>(h >> 44) * 1e-12;
+  else return f;
 }
 
 // Rank `rank`'s input of `count` elements for case `salt`. The first elements run through every
 // combination of specials on ranks 0..2 (element i holds digit `rank` of i in base #specials);
 // later ones mix random bit patterns with moderate values.
-template <class T> std::vector<T> input(int rank, std::size_t count, std::uint64_t salt = 0) {
+template <class T> std::vector<T> make_input(int rank, std::size_t count, std::uint64_t salt) {
   const auto sp = specials<T>();
   const std::size_t s = sp.size();
   const std::size_t combos = s * s * s;
@@ -246,6 +281,42 @@ template <class T> std::vector<T> input(int rank, std::size_t count, std::uint64
   }
   return out;
 }
+
+// Large inputs are generated once per test (the sim ranks and the reference ask for the same ones).
+struct InputCache {
+  std::mutex mutex;
+  std::map<std::tuple<int, int, std::size_t, std::uint64_t>, std::shared_ptr<const void>> entries;
+};
+inline InputCache& input_cache() {
+  static InputCache cache;
+  return cache;
+}
+
+template <class T> std::vector<T> input(int rank, std::size_t count, std::uint64_t salt = 0) {
+  if (count < 1000) return make_input<T>(rank, count, salt);
+  InputCache& cache = input_cache();
+  const auto key = std::tuple{static_cast<int>(dist::dtype_v<T>), rank, count, salt};
+  std::shared_ptr<const void> entry;
+  {
+    std::lock_guard lock(cache.mutex);
+    if (auto it = cache.entries.find(key); it != cache.entries.end()) entry = it->second;
+  }
+  if (!entry) {
+    auto made = std::make_shared<const std::vector<T>>(make_input<T>(rank, count, salt));
+    std::lock_guard lock(cache.mutex);
+    entry = cache.entries.emplace(key, std::move(made)).first->second;
+  }
+  return *static_cast<const std::vector<T>*>(entry.get());
+}
+
+// The base of the typed tests: drops the cached inputs after each test.
+class Test : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    std::lock_guard lock(input_cache().mutex);
+    input_cache().entries.clear();
+  }
+};
 
 template <class T> std::vector<std::vector<T>> inputs(int n, std::size_t count,
                                                       std::uint64_t salt = 0) {

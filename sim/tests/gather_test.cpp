@@ -13,14 +13,6 @@ namespace {
 
 using namespace conformance;
 
-std::vector<int> roots_at(int n) {
-  if (n == 3) return {0, 1, 2};
-  if (n == 8) return {0, 5};
-  return {n - 1};
-}
-
-constexpr std::size_t chunk_sizes[] = {0, 1, 7, 12501};
-
 template <class T> std::vector<T> broadcast_in(Form f, int src, std::vector<T> v) {
   switch (f) {
     case Form::vector: dist::broadcast(v, src); return v;
@@ -86,7 +78,8 @@ template <class T> std::vector<T> gather_in(Form f, int dst, std::vector<T> v) {
   return {};
 }
 
-// src's input is root_input; the other ranks pass nothing (an empty input or chunk list).
+// src's input is root_input (empty elsewhere); the other ranks pass nothing (an empty input or
+// chunk list).
 template <class T>
 std::vector<T> scatter_in(Form f, int src, std::size_t count, const std::vector<T>& root_input) {
   const bool on_src = dist::get_rank() == src;
@@ -137,7 +130,7 @@ template <class T> std::vector<T> all_to_all_in(Form f, std::vector<T> in) {
   return {};
 }
 
-template <class T> class DataCollectives : public ::testing::Test {};
+template <class T> class DataCollectives : public conformance::Test {};
 TYPED_TEST_SUITE(DataCollectives, AllDTypes, DTypeName);
 
 // Runs `per_rank(n)` (every case of one collective, in order) on each world size and compares
@@ -161,7 +154,7 @@ TYPED_TEST(DataCollectives, Broadcast) {
     std::vector<std::vector<T>> out;
     std::size_t k = 0;
     for (int src : roots_at(n))
-      for (std::size_t count : counts)
+      for (std::size_t count : counts_for_root(n, src))
         for (Form f : forms_at(count, k++))
           out.push_back(broadcast_in(f, src, input<T>(dist::get_rank(), count)));
     return out;
@@ -169,7 +162,7 @@ TYPED_TEST(DataCollectives, Broadcast) {
     std::vector<std::vector<std::vector<T>>> out;
     std::size_t k = 0;
     for (int src : roots_at(n))
-      for (std::size_t count : counts)
+      for (std::size_t count : counts_for_root(n, src))
         for ([[maybe_unused]] Form f : forms_at(count, k++))
           out.push_back(from_ref<T>(ref::broadcast(to_ref(inputs<T>(n, count)), src)));
     return out;
@@ -178,17 +171,17 @@ TYPED_TEST(DataCollectives, Broadcast) {
 
 TYPED_TEST(DataCollectives, AllGather) {
   using T = TypeParam;
-  check_collective<T>("all_gather", [](int) {
+  check_collective<T>("all_gather", [](int n) {
     std::vector<std::vector<T>> out;
     std::size_t k = 0;
-    for (std::size_t count : counts)
+    for (std::size_t count : counts_at(n))
       for (Form f : forms_at(count, k++))
         out.push_back(all_gather_in(f, input<T>(dist::get_rank(), count)));
     return out;
   }, [](int n) {
     std::vector<std::vector<std::vector<T>>> out;
     std::size_t k = 0;
-    for (std::size_t count : counts)
+    for (std::size_t count : counts_at(n))
       for ([[maybe_unused]] Form f : forms_at(count, k++))
         out.push_back(from_ref<T>(ref::all_gather(to_ref(inputs<T>(n, count)))));
     return out;
@@ -201,7 +194,7 @@ TYPED_TEST(DataCollectives, Gather) {
     std::vector<std::vector<T>> out;
     std::size_t k = 0;
     for (int dst : roots_at(n))
-      for (std::size_t count : counts)
+      for (std::size_t count : counts_for_root(n, dst))
         for (Form f : forms_at(count, k++))
           out.push_back(gather_in(f, dst, input<T>(dist::get_rank(), count)));
     return out;
@@ -209,7 +202,7 @@ TYPED_TEST(DataCollectives, Gather) {
     std::vector<std::vector<std::vector<T>>> out;
     std::size_t k = 0;
     for (int dst : roots_at(n))
-      for (std::size_t count : counts)
+      for (std::size_t count : counts_for_root(n, dst))
         for ([[maybe_unused]] Form f : forms_at(count, k++))
           out.push_back(from_ref<T>(ref::gather(to_ref(inputs<T>(n, count)), dst)));
     return out;
@@ -225,15 +218,17 @@ TYPED_TEST(DataCollectives, Scatter) {
     std::vector<std::vector<T>> out;
     std::size_t k = 0;
     for (int src : roots_at(n))
-      for (std::size_t count : counts)
+      for (std::size_t count : counts_for_root(n, src))
         for (Form f : forms_at(count, k++))
-          out.push_back(scatter_in(f, src, count, root_input(n, src, count)));
+          out.push_back(scatter_in(f, src, count,
+                                   dist::get_rank() == src ? root_input(n, src, count)
+                                                           : std::vector<T>{}));
     return out;
   }, [&](int n) {
     std::vector<std::vector<std::vector<T>>> out;
     std::size_t k = 0;
     for (int src : roots_at(n))
-      for (std::size_t count : counts)
+      for (std::size_t count : counts_for_root(n, src))
         for ([[maybe_unused]] Form f : forms_at(count, k++))
           out.push_back(
               from_ref<T>(ref::scatter(to_ref(root_input(n, src, count)), n, src)));
@@ -246,7 +241,7 @@ TYPED_TEST(DataCollectives, AllToAll) {
   check_collective<T>("all_to_all", [](int n) {
     std::vector<std::vector<T>> out;
     std::size_t k = 0;
-    for (std::size_t chunk : chunk_sizes)
+    for (std::size_t chunk : chunks_at(n))
       for (Form f : forms_at(chunk, k++))
         out.push_back(
             all_to_all_in(f, input<T>(dist::get_rank(), chunk * static_cast<std::size_t>(n))));
@@ -254,7 +249,7 @@ TYPED_TEST(DataCollectives, AllToAll) {
   }, [](int n) {
     std::vector<std::vector<std::vector<T>>> out;
     std::size_t k = 0;
-    for (std::size_t chunk : chunk_sizes)
+    for (std::size_t chunk : chunks_at(n))
       for ([[maybe_unused]] Form f : forms_at(chunk, k++))
         out.push_back(from_ref<T>(
             ref::all_to_all(to_ref(inputs<T>(n, chunk * static_cast<std::size_t>(n))))));

@@ -12,11 +12,14 @@ namespace {
 
 using namespace conformance;
 
-template <class T> class P2P : public ::testing::Test {};
+template <class T> class P2P : public conformance::Test {};
 TYPED_TEST_SUITE(P2P, AllDTypes, DTypeName);
 
+// Non-empty message sizes (empty ones: EmptyMessages).
+constexpr std::size_t sizes[] = {1, 7, 100003};
+
 // Rank 0 sends one message per form (vector on tag 0, span on tag 1, Tensor on tag 2) for each
-// count; rank 1 receives them with the same form; the payloads equal the reference's.
+// size; rank 1 receives them with the same form; the payloads equal the reference's.
 TYPED_TEST(P2P, EveryFormAndCount) {
   using T = TypeParam;
   const auto payload = [](std::size_t count, int form) {
@@ -24,7 +27,7 @@ TYPED_TEST(P2P, EveryFormAndCount) {
   };
   const auto got = dist::sim::run(world(2), [&] {
     std::vector<std::vector<T>> received;
-    for (std::size_t count : counts) {
+    for (std::size_t count : sizes) {
       if (dist::get_rank() == 0) {
         dist::send(payload(count, 0), 1, 0);
         auto s = payload(count, 1);
@@ -44,7 +47,7 @@ TYPED_TEST(P2P, EveryFormAndCount) {
   });
   std::vector<ref::Send<ref_t<T>>> sends;
   std::vector<ref::Recv> recvs;
-  for (std::size_t count : counts) {
+  for (std::size_t count : sizes) {
     for (int form = 0; form < 3; ++form) {
       sends.push_back({0, 1, form, to_ref(payload(count, form))});
       recvs.push_back({1, 0, form});
@@ -54,6 +57,33 @@ TYPED_TEST(P2P, EveryFormAndCount) {
   ASSERT_EQ(got[1].size(), expected.size());
   for (std::size_t k = 0; k < expected.size(); ++k)
     EXPECT_TRUE(bits_equal(got[1][k], from_ref<T>(expected[k]))) << "message " << k;
+}
+
+// Messages of zero elements in every dtype and form: they match their recvs like any other.
+TEST(P2P, EmptyMessages) {
+  const auto sent = dist::sim::run(world(2), [] {
+    int done = 0;
+    for (dist::DType dtype : dist::all_dtypes) {
+      const auto tag = static_cast<int>(dtype);
+      dist::Tensor t = dist::Tensor::zeros({0, 3}, dtype);
+      if (dist::get_rank() == 0) {
+        dist::send(t, 1, tag);
+      } else {
+        dist::recv(t, 0, tag);
+      }
+      ++done;
+    }
+    if (dist::get_rank() == 0) {
+      dist::send(std::vector<std::int64_t>{}, 1, 20);
+      dist::send(std::span<const std::uint8_t>(), 1, 21);
+    } else {
+      std::vector<std::int64_t> v;
+      dist::recv(v, 0, 20);
+      dist::recv(std::span<std::uint8_t>(), 0, 21);
+    }
+    return done + 2;
+  });
+  EXPECT_EQ(sent, (std::vector<int>{12, 12}));
 }
 
 // Rank 0 posts four sends without waiting: tag 5 (A), tag 5 (B), tag 9 (C), tag 5 (D). Rank 1

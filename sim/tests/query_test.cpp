@@ -57,7 +57,7 @@ class Query : public ::testing::TestWithParam<std::pair<int, int>> {};
 TEST_P(Query, AnswersMatchTheClusterShape) {
   const auto [nodes, per_node] = GetParam();
   std::atomic<int> calls{0}, void_calls{0};
-  const auto got = dist::sim::run({.nodes = nodes, .ranks_per_node = per_node},
+  const auto got = dist::sim::run(cluster(nodes, per_node),
                                   [&] { return ask(calls, void_calls); });
   const int n = nodes * per_node;
   ASSERT_EQ(static_cast<int>(got.size()), n);
@@ -87,14 +87,14 @@ TEST_P(Query, AnswersMatchTheClusterShape) {
 INSTANTIATE_TEST_SUITE_P(Shapes, Query,
                          ::testing::Values(std::pair{1, 1}, std::pair{1, 4}, std::pair{2, 4},
                                            std::pair{3, 2}),
-                         [](const auto& info) {
-                           return std::to_string(info.param.first) + "x" +
-                                  std::to_string(info.param.second);
+                         [](const ::testing::TestParamInfo<std::pair<int, int>>& p) {
+                           return std::to_string(p.param.first) + "x" +
+                                  std::to_string(p.param.second);
                          });
 
 // The local group is a real communicator: an all_reduce over it sums the node's ranks only.
 TEST(LocalGroup, CommunicatesWithinTheNode) {
-  const auto got = dist::sim::run({.nodes = 3, .ranks_per_node = 2}, [] {
+  const auto got = dist::sim::run(cluster(3, 2), [] {
     std::vector<std::int32_t> v{dist::get_rank()};
     dist::all_reduce(v, dist::ReduceOp::sum, *dist::get_local_group());
     return v.front();

@@ -13,9 +13,6 @@ namespace {
 
 using namespace conformance;
 
-// Elements per rank's chunk: the input holds world × chunk elements.
-constexpr std::size_t chunk_sizes[] = {0, 1, 7, 12501};
-
 template <class T>
 std::vector<T> reduce_scatter_in(Form f, dist::ReduceOp op, int n, std::vector<T> in) {
   const std::size_t chunk = in.size() / static_cast<std::size_t>(n);
@@ -46,7 +43,7 @@ std::vector<T> reduce_scatter_in(Form f, dist::ReduceOp op, int n, std::vector<T
   return {};
 }
 
-template <class T> class ReduceScatter : public ::testing::Test {};
+template <class T> class ReduceScatter : public conformance::Test {};
 TYPED_TEST_SUITE(ReduceScatter, AllDTypes, DTypeName);
 
 TYPED_TEST(ReduceScatter, EveryOpCountAndFormMatchesReference) {
@@ -57,7 +54,7 @@ TYPED_TEST(ReduceScatter, EveryOpCountAndFormMatchesReference) {
       std::vector<std::vector<T>> out;
       std::size_t k = 0;
       for (auto op : ops_for<T>())
-        for (std::size_t chunk : chunk_sizes)
+        for (std::size_t chunk : chunks_at(n))
           for (Form f : forms_at(chunk, k++))
             out.push_back(reduce_scatter_in(
                 f, op, n, input<T>(dist::get_rank(), w * chunk, static_cast<std::uint64_t>(op))));
@@ -65,7 +62,7 @@ TYPED_TEST(ReduceScatter, EveryOpCountAndFormMatchesReference) {
     });
     std::size_t k = 0, c = 0;
     for (auto op : ops_for<T>()) {
-      for (std::size_t chunk : chunk_sizes) {
+      for (std::size_t chunk : chunks_at(n)) {
         const auto in = inputs<T>(n, w * chunk, static_cast<std::uint64_t>(op));
         const auto expected = from_ref<T>(ref::reduce_scatter(to_ref(in), to_ref(op)));
         for (Form f : forms_at(chunk, k++)) {

@@ -50,25 +50,25 @@ std::vector<T> reduce_in(Form f, dist::ReduceOp op, int dst, std::vector<T> v) {
 
 std::uint64_t salt_of(dist::ReduceOp op) { return static_cast<std::uint64_t>(op); }
 
-template <class T> class AllReduce : public ::testing::Test {};
+template <class T> class AllReduce : public conformance::Test {};
 TYPED_TEST_SUITE(AllReduce, AllDTypes, DTypeName);
 
 TYPED_TEST(AllReduce, EveryOpCountAndFormMatchesReference) {
   using T = TypeParam;
   for (int n : world_sizes) {
     // Each rank runs every case in order and returns the results in that order.
-    const auto got = dist::sim::run(world(n), [] {
+    const auto got = dist::sim::run(world(n), [n] {
       std::vector<std::vector<T>> out;
       std::size_t k = 0;
       for (auto op : ops_for<T>())
-        for (std::size_t count : counts)
+        for (std::size_t count : counts_at(n))
           for (Form f : forms_at(count, k++))
             out.push_back(all_reduce_in(f, op, input<T>(dist::get_rank(), count, salt_of(op))));
       return out;
     });
     std::size_t k = 0, c = 0;
     for (auto op : ops_for<T>()) {
-      for (std::size_t count : counts) {
+      for (std::size_t count : counts_at(n)) {
         const auto expected =
             from_ref<T>(ref::all_reduce(to_ref(inputs<T>(n, count, salt_of(op))), to_ref(op)));
         for (Form f : forms_at(count, k++)) {
@@ -84,15 +84,8 @@ TYPED_TEST(AllReduce, EveryOpCountAndFormMatchesReference) {
   }
 }
 
-template <class T> class Reduce : public ::testing::Test {};
+template <class T> class Reduce : public conformance::Test {};
 TYPED_TEST_SUITE(Reduce, AllDTypes, DTypeName);
-
-// The roots checked at world size n: all of them at 3, else the last rank (and 0 at 8).
-std::vector<int> roots_at(int n) {
-  if (n == 3) return {0, 1, 2};
-  if (n == 8) return {0, 7};
-  return {n - 1};
-}
 
 TYPED_TEST(Reduce, EveryOpRootCountAndFormMatchesReference) {
   using T = TypeParam;
@@ -102,7 +95,7 @@ TYPED_TEST(Reduce, EveryOpRootCountAndFormMatchesReference) {
       std::size_t k = 0;
       for (int root : roots_at(n))
         for (auto op : ops_for<T>())
-          for (std::size_t count : counts)
+          for (std::size_t count : counts_for_root(n, root))
             for (Form f : forms_at(count, k++))
               out.push_back(reduce_in(f, op, root, input<T>(dist::get_rank(), count, salt_of(op))));
       return out;
@@ -110,7 +103,7 @@ TYPED_TEST(Reduce, EveryOpRootCountAndFormMatchesReference) {
     std::size_t k = 0, c = 0;
     for (int root : roots_at(n)) {
       for (auto op : ops_for<T>()) {
-        for (std::size_t count : counts) {
+        for (std::size_t count : counts_for_root(n, root)) {
           const auto expected = from_ref<T>(
               ref::reduce(to_ref(inputs<T>(n, count, salt_of(op))), to_ref(op), root));
           for (Form f : forms_at(count, k++)) {
