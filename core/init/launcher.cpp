@@ -1,0 +1,116 @@
+// prepare_launcher_env: the pytorch, mpi and slurm rules of MMEngine's init_dist, one function
+// each; SLURM node-list expansion of the first host.
+#include "core/init/launcher.hpp"
+
+#include <cstdlib>
+
+#include "core/init/rendezvous.hpp"
+#include "dist/errors.hpp"
+
+namespace dist::core {
+
+namespace {
+
+constexpr long long max_ranks = 1'000'000;
+
+void set_env(const char* name, const std::string& value) { ::setenv(name, value.c_str(), 1); }
+
+int env_int_or(const char* name, int fallback, const std::string& context) {
+  if (!get_env(name)) return fallback;
+  return static_cast<int>(require_env_int(name, context, 0, max_ranks));
+}
+
+LaunchInfo pytorch_env() {
+  const std::string context = "init_dist('pytorch')";
+  require_env_int("RANK", context, 0, max_ranks);
+  LaunchInfo info;
+  info.local_rank = static_cast<int>(require_env_int("LOCAL_RANK", context, 0, max_ranks));
+  info.local_size = env_int_or("LOCAL_WORLD_SIZE", -1, context);
+  if (auto node = get_env("GROUP_RANK")) info.node = "group" + *node;
+  return info;
+}
+
+LaunchInfo mpi_env() {
+  const std::string context = "init_dist('mpi')";
+  const bool mpich = !get_env("OMPI_COMM_WORLD_LOCAL_RANK") && get_env("PMI_RANK");
+  LaunchInfo info;
+  info.local_rank = static_cast<int>(
+      require_env_int(mpich ? "MPI_LOCALRANKID" : "OMPI_COMM_WORLD_LOCAL_RANK", context, 0, max_ranks));
+  info.local_size = env_int_or(mpich ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", -1, context);
+  if (!get_env("MASTER_PORT")) set_env("MASTER_PORT", "29500");
+  require_env("MASTER_ADDR", context);
+  set_env("WORLD_SIZE", std::to_string(require_env_int(mpich ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE",
+                                                       context, 1, max_ranks)));
+  set_env("RANK", std::to_string(require_env_int(mpich ? "PMI_RANK" : "OMPI_COMM_WORLD_RANK",
+                                                 context, 0, max_ranks)));
+  return info;
+}
+
+LaunchInfo slurm_env(std::optional<int> port) {
+  const std::string context = "init_dist('slurm')";
+  const auto proc_id = require_env_int("SLURM_PROCID", context, 0, max_ranks);
+  const auto ntasks = require_env_int("SLURM_NTASKS", context, 1, max_ranks);
+  const std::string nodelist = require_env("SLURM_NODELIST", context);
+  LaunchInfo info;
+  info.local_rank = env_int_or("SLURM_LOCALID", -1, context);
+  if (auto node = get_env("SLURM_NODEID")) info.node = "slurm" + *node;
+  if (port) {
+    if (*port < 1 || *port > 65535)
+      throw InvalidArgument(context + ": port must be in 1..65535, got " + std::to_string(*port));
+    set_env("MASTER_PORT", std::to_string(*port));
+  } else if (!get_env("MASTER_PORT")) {
+    set_env("MASTER_PORT", "29500");
+  }
+  if (!get_env("MASTER_ADDR")) set_env("MASTER_ADDR", first_slurm_host(nodelist));
+  set_env("WORLD_SIZE", std::to_string(ntasks));
+  if (info.local_rank >= 0) set_env("LOCAL_RANK", std::to_string(info.local_rank));
+  set_env("RANK", std::to_string(proc_id));
+  return info;
+}
+
+}  // namespace
+
+LaunchInfo prepare_launcher_env(std::string_view launcher, std::optional<int> port) {
+  if (launcher == "pytorch") return pytorch_env();
+  if (launcher == "mpi") return mpi_env();
+  if (launcher == "slurm") return slurm_env(port);
+  throw InvalidArgument("Invalid launcher type: " + std::string(launcher));
+}
+
+std::string infer_launcher() {
+  if (get_env("WORLD_SIZE")) return "pytorch";
+  if (get_env("SLURM_NTASKS")) return "slurm";
+  if (get_env("OMPI_COMM_WORLD_LOCAL_RANK")) return "mpi";
+  return "none";
+}
+
+std::string first_slurm_host(std::string_view nodelist) {
+  // The first top-level entry (commas inside brackets separate ranges, not hosts).
+  std::size_t end = 0;
+  for (int depth = 0; end < nodelist.size(); ++end) {
+    if (nodelist[end] == '[') ++depth;
+    if (nodelist[end] == ']') --depth;
+    if (nodelist[end] == ',' && depth == 0) break;
+  }
+  const std::string_view entry = nodelist.substr(0, end);
+  // Each bracket group contributes the first value of its first range ("03-05" -> "03").
+  std::string host;
+  for (std::size_t i = 0; i < entry.size(); ++i) {
+    if (entry[i] != '[') {
+      host += entry[i];
+      continue;
+    }
+    const std::size_t close = entry.find(']', i);
+    if (close == std::string_view::npos)
+      throw InvalidArgument("init_dist('slurm'): SLURM_NODELIST '" + std::string(nodelist) +
+                            "' has an unclosed '['");
+    const std::string_view ranges = entry.substr(i + 1, close - i - 1);
+    host += ranges.substr(0, ranges.find_first_of(",-"));
+    i = close;
+  }
+  if (host.empty())
+    throw InvalidArgument("init_dist('slurm'): SLURM_NODELIST is empty");
+  return host;
+}
+
+}  // namespace dist::core

@@ -1,0 +1,34 @@
+// torch's init methods turned into a store: env:// (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE),
+// tcp://host:port (rank 0 hosts a TcpStore) and file:///path (a FileStore), plus the environment
+// reading helpers init_dist's launchers share.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/store/store.hpp"
+
+namespace dist::core {
+
+struct Rendezvous {
+  std::shared_ptr<Store> store;
+  int rank = 0;
+  int world_size = 1;
+  std::string host;  // the rendezvous host (tcp/env); empty for a file store
+};
+
+// Parses `init_method` and opens its store (rank 0 starts the TCP server). rank / world_size of
+// -1 are read from RANK / WORLD_SIZE (env://) or the URL query (?rank=0&world_size=2).
+Rendezvous open_rendezvous(const std::string& init_method, int rank, int world_size,
+                           std::chrono::milliseconds timeout);
+
+// The environment variable `name`, or nothing when unset.
+std::optional<std::string> get_env(const char* name);
+// The variable's value; InvalidArgument naming it (and `context`) when unset.
+std::string require_env(const char* name, const std::string& context);
+// The variable parsed as an integer in [min, max]; InvalidArgument naming it otherwise.
+long long require_env_int(const char* name, const std::string& context, long long min, long long max);
+
+}  // namespace dist::core

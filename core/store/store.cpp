@@ -1,0 +1,102 @@
+// The Store front end (default timeouts, argument checks), PrefixStore, and the helpers every
+// store implementation shares (timeout errors, the add counter's text form).
+#include "core/store/store.hpp"
+
+#include <charconv>
+
+#include "dist/errors.hpp"
+
+namespace dist::core {
+
+Bytes to_bytes(std::string_view text) { return Bytes(text.begin(), text.end()); }
+std::string to_string(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+namespace {
+void check_timeout(std::chrono::milliseconds timeout, const char* function) {
+  if (timeout.count() < 0)
+    throw InvalidArgument(std::string("store ") + function + ": timeout must be >= 0 ms, got " +
+                          std::to_string(timeout.count()) + " ms");
+}
+}  // namespace
+
+void Store::set(const std::string& key, const Bytes& value) { do_set(key, value); }
+
+Bytes Store::get(const std::string& key) { return get(key, timeout_); }
+
+Bytes Store::get(const std::string& key, std::chrono::milliseconds timeout) {
+  check_timeout(timeout, "get");
+  return do_get(key, timeout);
+}
+
+void Store::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
+
+void Store::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  check_timeout(timeout, "wait");
+  if (!keys.empty()) do_wait(keys, timeout);
+}
+
+std::int64_t Store::add(const std::string& key, std::int64_t delta) { return do_add(key, delta); }
+
+bool Store::check(const std::vector<std::string>& keys) { return keys.empty() || do_check(keys); }
+
+PrefixStore::PrefixStore(std::string prefix, std::shared_ptr<Store> base)
+    : prefix_(std::move(prefix)), base_(std::move(base)) {
+  if (!base_) throw InvalidArgument("PrefixStore: the base store is null");
+  set_timeout(base_->timeout());
+}
+
+std::vector<std::string> PrefixStore::keys_of(const std::vector<std::string>& keys) const {
+  std::vector<std::string> out;
+  out.reserve(keys.size());
+  for (const auto& k : keys) out.push_back(key_of(k));
+  return out;
+}
+
+void PrefixStore::do_set(const std::string& key, const Bytes& value) {
+  base_->set(key_of(key), value);
+}
+
+Bytes PrefixStore::do_get(const std::string& key, std::chrono::milliseconds timeout) {
+  return base_->get(key_of(key), timeout);
+}
+
+void PrefixStore::do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  base_->wait(keys_of(keys), timeout);
+}
+
+std::int64_t PrefixStore::do_add(const std::string& key, std::int64_t delta) {
+  return base_->add(key_of(key), delta);
+}
+
+bool PrefixStore::do_check(const std::vector<std::string>& keys) {
+  return base_->check(keys_of(keys));
+}
+
+namespace store_detail {
+
+void throw_timeout(std::string_view store, std::chrono::milliseconds timeout,
+                   const std::vector<std::string>& missing) {
+  std::string message = std::string(store) + ": timed out after " +
+                        std::to_string(timeout.count()) + " ms waiting for key" +
+                        (missing.size() == 1 ? " " : "s ");
+  for (std::size_t i = 0; i < missing.size(); ++i)
+    message += (i ? ", '" : "'") + missing[i] + "'";
+  throw TimeoutError(message);
+}
+
+std::int64_t parse_counter(std::string_view store, const std::string& key, const Bytes& value) {
+  if (value.empty()) return 0;
+  std::int64_t result = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, result);
+  if (ec != std::errc{} || ptr != end)
+    throw BackendError(std::string(store) + ": add on key '" + key +
+                       "', which holds a value that is not an integer counter");
+  return result;
+}
+
+Bytes format_counter(std::int64_t value) { return to_bytes(std::to_string(value)); }
+
+}  // namespace store_detail
+
+}  // namespace dist::core

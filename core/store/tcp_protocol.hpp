@@ -1,0 +1,65 @@
+// The TcpStore wire format: every message is a frame [u32 payload length, little endian][payload],
+// with the length capped; a payload is a command or status byte followed by typed fields.
+// Pure encoding/decoding, shared by the server and the client, with bounds checks throughout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/store/store.hpp"
+
+namespace dist::core::tcp_store {
+
+inline constexpr std::size_t default_max_message = std::size_t{64} << 20;  // 64 MiB
+inline constexpr std::size_t header_size = 4;
+
+enum class Command : std::uint8_t { set = 1, get = 2, add = 3, check = 4, wait = 5 };
+enum class Status : std::uint8_t { ok = 0, missing = 1, timeout = 2, error = 3 };
+
+// A payload that does not parse (truncated field, unknown command, trailing bytes).
+struct ProtocolError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Builds a frame: the 4-byte header is filled in by finish().
+class Writer {
+ public:
+  Writer() : out_(header_size, '\0') {}
+  Writer& u8(std::uint8_t v);
+  Writer& u32(std::uint32_t v);
+  Writer& u64(std::uint64_t v);
+  Writer& str(const std::string& s);
+  Writer& bytes(const Bytes& b);
+  Writer& strings(const std::vector<std::string>& keys);
+  // The frame; throws ProtocolError when the payload exceeds max_message.
+  Bytes finish(std::size_t max_message = default_max_message);
+
+ private:
+  Bytes out_;
+};
+
+// Reads fields from a payload; every read checks the remaining size.
+class Reader {
+ public:
+  explicit Reader(const Bytes& payload) : data_(payload) {}
+  std::uint8_t u8();
+  std::uint32_t u32();
+  std::uint64_t u64();
+  std::string str();
+  Bytes bytes();
+  std::vector<std::string> strings();
+  // Throws ProtocolError unless every byte was consumed.
+  void done() const;
+
+ private:
+  const char* take(std::size_t n);
+  const Bytes& data_;
+  std::size_t pos_ = 0;
+};
+
+std::uint32_t decode_header(const char (&header)[header_size]);
+
+}  // namespace dist::core::tcp_store

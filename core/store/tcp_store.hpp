@@ -1,0 +1,53 @@
+// TcpStore: the Store ranks of a job share over TCP (c10d's TCPStore). Rank 0 hosts the server on
+// MASTER_ADDR:MASTER_PORT in a background thread; every rank, rank 0 included, is a client.
+// Connecting retries until the timeout while the server is not up yet; every call has a deadline.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/store/store.hpp"
+#include "core/store/tcp_store_server.hpp"
+
+namespace dist::core {
+
+struct TcpStoreOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 29500;  // 0 with is_server: any free port (see TcpStore::port())
+  bool is_server = false;      // host the server in this process (rank 0)
+  // How long to keep trying to connect, and the default deadline of get and wait.
+  std::chrono::milliseconds timeout = Store::default_timeout;
+  std::size_t max_message = tcp_store::default_max_message;
+};
+
+class TcpStore final : public Store {
+ public:
+  // Starts the server first when options.is_server (BackendError when the port is taken), then
+  // connects (TimeoutError when no server answers within options.timeout).
+  explicit TcpStore(TcpStoreOptions options);
+  ~TcpStore() override;
+  TcpStore(const TcpStore&) = delete;
+  TcpStore& operator=(const TcpStore&) = delete;
+
+  // The server's port (the one it bound when options.port was 0).
+  std::uint16_t port() const { return options_.port; }
+  const std::string& host() const { return options_.host; }
+  // The server this object hosts (null on clients).
+  const TcpStoreServer* server() const { return server_.get(); }
+
+ protected:
+  void do_set(const std::string& key, const Bytes& value) override;
+  Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;
+  void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
+  std::int64_t do_add(const std::string& key, std::int64_t delta) override;
+  bool do_check(const std::vector<std::string>& keys) override;
+
+ private:
+  struct Client;
+  TcpStoreOptions options_;
+  std::unique_ptr<TcpStoreServer> server_;
+  std::unique_ptr<Client> client_;
+};
+
+}  // namespace dist::core

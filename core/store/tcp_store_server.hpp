@@ -1,0 +1,35 @@
+// The TcpStore server: an asio acceptor on host:port served by one background thread. It holds
+// the key-value map, answers requests, and parks `wait` requests until their keys are set or
+// their timeout passes. A malformed or oversized message closes only that connection.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/store/tcp_protocol.hpp"
+
+namespace dist::core {
+
+class TcpStoreServer {
+ public:
+  // Listens on host:port (port 0: a free port, reported by port()). BackendError when the port is
+  // already in use or the host does not resolve to a local address.
+  TcpStoreServer(const std::string& host, std::uint16_t port,
+                 std::size_t max_message = tcp_store::default_max_message);
+  ~TcpStoreServer();
+  TcpStoreServer(const TcpStoreServer&) = delete;
+  TcpStoreServer& operator=(const TcpStoreServer&) = delete;
+
+  std::uint16_t port() const;
+  // How many connections were closed for a malformed or oversized message (for tests and logs).
+  std::size_t rejected_connections() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dist::core

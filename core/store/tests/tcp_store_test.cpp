@@ -1,0 +1,274 @@
+// The TCP store beyond the Store contract: many client threads, connect retries and timeouts,
+// the port-in-use error, and robustness: garbage, oversized or truncated messages sent to the
+// port close only that connection, and the server keeps serving everyone else.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/store/tcp_store.hpp"
+#include "dist/errors.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using dist::core::Bytes;
+using dist::core::TcpStore;
+using dist::core::TcpStoreOptions;
+using dist::core::to_bytes;
+using Clock = std::chrono::steady_clock;
+
+TcpStoreOptions options(bool server, std::uint16_t port, std::chrono::milliseconds timeout = 10s) {
+  TcpStoreOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.is_server = server;
+  o.timeout = timeout;
+  return o;
+}
+
+// A port nothing listens on right now (bound to 0 and released).
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A raw connection for sending arbitrary bytes to the store's port.
+class RawSocket {
+ public:
+  explicit RawSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawSocket() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void send(const std::string& bytes) {
+    (void)!::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
+  // Whether the server closed the connection within `timeout` (reads until EOF or error).
+  bool closed_by_server(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[256];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+std::string frame(std::uint32_t length, const std::string& payload) {
+  std::string out(4, '\0');
+  for (int i = 0; i < 4; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xFF);
+  return out + payload;
+}
+
+TEST(TcpStore, ServesManyClientThreads) {
+  TcpStore server(options(true, 0));
+  constexpr int threads = 8;
+  std::vector<std::jthread> workers;
+  std::vector<int> ok(threads, 0);
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      TcpStore client(options(false, server.port()));
+      client.set("from" + std::to_string(t), to_bytes(std::to_string(t * 10)));
+      client.add("arrived", 1);
+      std::vector<std::string> all;
+      for (int u = 0; u < threads; ++u) all.push_back("from" + std::to_string(u));
+      client.wait(all, 10s);
+      bool good = true;
+      for (int u = 0; u < threads; ++u)
+        good = good && client.get("from" + std::to_string(u), 1s) == to_bytes(std::to_string(u * 10));
+      ok[static_cast<std::size_t>(t)] = good ? 1 : 0;
+    });
+  workers.clear();
+  EXPECT_EQ(ok, std::vector<int>(threads, 1));
+  EXPECT_EQ(server.add("arrived", 0), threads);
+}
+
+TEST(TcpStore, OneClientSharedByThreads) {
+  TcpStore server(options(true, 0));
+  TcpStore client(options(false, server.port()));
+  std::vector<std::jthread> workers;
+  for (int t = 0; t < 4; ++t)
+    workers.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) client.add("n", 1);
+    });
+  workers.clear();
+  EXPECT_EQ(client.add("n", 0), 100);
+}
+
+TEST(TcpStore, PortInUseIsAClearError) {
+  TcpStore first(options(true, 0));
+  const std::uint16_t port = first.port();
+  try {
+    TcpStore second(options(true, port));
+    FAIL() << "a second server bound the same port";
+  } catch (const dist::BackendError& e) {
+    const std::string expected =
+        "port " + std::to_string(port) + " on 127.0.0.1 is already in use";
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+  first.set("still", to_bytes("works"));
+  EXPECT_EQ(first.get("still", 1s), to_bytes("works"));
+}
+
+TEST(TcpStore, ConnectTimesOutWhenNoServerComes) {
+  const std::uint16_t port = free_port();
+  const auto start = Clock::now();
+  try {
+    TcpStore client(options(false, port, 300ms));
+    FAIL() << "connected to nothing";
+  } catch (const dist::TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("could not connect"), std::string::npos) << what;
+    EXPECT_NE(what.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << what;
+  }
+  const auto elapsed = Clock::now() - start;
+  EXPECT_GE(elapsed, 300ms);
+  EXPECT_LT(elapsed, 3s);
+}
+
+TEST(TcpStore, ConnectRetriesUntilTheServerIsUp) {
+  const std::uint16_t port = free_port();
+  std::unique_ptr<TcpStore> server;
+  std::jthread late([&] {
+    std::this_thread::sleep_for(300ms);
+    server = std::make_unique<TcpStore>(options(true, port));
+  });
+  TcpStore client(options(false, port, 10s));
+  client.set("k", to_bytes("v"));
+  late.join();
+  EXPECT_EQ(server->get("k", 1s), to_bytes("v"));
+}
+
+TEST(TcpStore, LosingTheServerIsAnErrorNotAHang) {
+  auto server = std::make_unique<TcpStore>(options(true, 0));
+  TcpStore client(options(false, server->port(), 60s));  // a long default timeout
+  client.set("k", {});
+  server.reset();
+  const auto start = Clock::now();
+  EXPECT_THROW(client.get("k", 500ms), dist::Error);   // the connection breaks
+  EXPECT_THROW(client.set("k", {}), dist::Error);      // a short reconnect attempt, not 60 s
+  EXPECT_THROW(client.add("n", 1), dist::Error);
+  EXPECT_LT(Clock::now() - start, 10s);
+}
+
+TEST(TcpStore, ValueOverTheMessageCapIsInvalid) {
+  auto o = options(true, 0);
+  o.max_message = 1024;
+  TcpStore store(o);
+  EXPECT_THROW(store.set("big", Bytes(2048, 'x')), dist::InvalidArgument);
+  store.set("small", Bytes(100, 'x'));
+  EXPECT_EQ(store.get("small", 1s).size(), 100u);
+}
+
+// Sends `bytes` on a fresh connection, expects the server to close it, and checks that an
+// existing client and a new one are still served.
+void expect_rejected(TcpStore& server, TcpStore& existing, const std::string& bytes,
+                     bool close_after_send = false) {
+  const std::size_t before = server.server()->rejected_connections();
+  {
+    RawSocket raw(server.port());
+    ASSERT_TRUE(raw.connected());
+    raw.send(bytes);
+    if (!close_after_send) {
+      EXPECT_TRUE(raw.closed_by_server(2s)) << "the server kept a connection that sent garbage";
+      EXPECT_EQ(server.server()->rejected_connections(), before + 1);
+    }
+  }
+  existing.add("served", 1);
+  TcpStore fresh(options(false, server.port()));
+  fresh.set("after", to_bytes("ok"));
+  EXPECT_EQ(existing.get("after", 1s), to_bytes("ok"));
+}
+
+TEST(TcpStore, GarbageBytesCloseOnlyThatConnection) {
+  TcpStore server(options(true, 0));
+  TcpStore existing(options(false, server.port()));
+  expect_rejected(server, existing, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  expect_rejected(server, existing, frame(3, std::string("\x63\x01\x02", 3)));  // unknown command
+  expect_rejected(server, existing, frame(0, ""));                              // empty message
+  // A set whose key claims 1000 bytes in a 9-byte message.
+  expect_rejected(server, existing, frame(9, std::string("\x01\xe8\x03\x00\x00" "abcd", 9)));
+  // A valid get followed by trailing bytes.
+  expect_rejected(server, existing, frame(8, std::string("\x02\x01\x00\x00\x00kXX", 8)));
+  // A wait claiming 2^32-1 keys.
+  expect_rejected(server, existing,
+                  frame(13, std::string("\x05\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff", 13)));
+  EXPECT_EQ(existing.add("served", 0), 6);
+}
+
+TEST(TcpStore, OversizedLengthPrefixIsRejected) {
+  auto o = options(true, 0);
+  o.max_message = 4096;
+  TcpStore server(o);
+  TcpStore existing(options(false, server.port()));
+  expect_rejected(server, existing, frame(0xFFFFFFFFu, "xyz"));
+  expect_rejected(server, existing, frame(4097, std::string(100, 'a')));
+  EXPECT_EQ(existing.add("served", 0), 2);
+}
+
+TEST(TcpStore, DefaultCapIs64MiBAndHugePrefixesNeverAllocate) {
+  TcpStore server(options(true, 0));
+  TcpStore existing(options(false, server.port()));
+  expect_rejected(server, existing, frame((64u << 20) + 1, "abc"));
+  // Just under the cap: the server waits for the body; hanging up mid-message drops it quietly.
+  expect_rejected(server, existing, frame(64u << 20, std::string(1000, 'a')), true);
+}
+
+TEST(TcpStore, ClientHangingUpMidMessageDoesNotDisturbTheServer) {
+  TcpStore server(options(true, 0));
+  TcpStore existing(options(false, server.port()));
+  expect_rejected(server, existing, frame(100, "\x01\x05"), true);
+  expect_rejected(server, existing, "\x10\x00", true);
+  // A parked wait whose client vanishes.
+  expect_rejected(server, existing,
+                  frame(18, std::string("\x05\x10\x27\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00q", 18)),
+                  true);
+  existing.set("q", {});
+  EXPECT_EQ(existing.add("served", 0), 3);
+}
+
+TEST(TcpStore, WaitTimeoutComesFromTheServerNamingTheKeys) {
+  TcpStore server(options(true, 0));
+  TcpStore client(options(false, server.port()));
+  client.set("here", {});
+  const auto start = Clock::now();
+  try {
+    client.wait({"here", "gone"}, 200ms);
+    FAIL() << "wait returned";
+  } catch (const dist::TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("'gone'"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(Clock::now() - start, 2s);
+  client.set("gone", {});  // the connection is still usable after a timeout
+  client.wait({"gone"}, 1s);
+}
+
+}  // namespace

@@ -1,0 +1,58 @@
+// Bringing up and tearing down a real (multi-process) distributed world, as torch.distributed's
+// init_process_group / destroy_process_group. Link dist::real for init_process_group.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dist/types.hpp"
+
+namespace dist {
+
+inline constexpr std::chrono::milliseconds default_pg_timeout{std::chrono::minutes(30)};
+
+// Joins this process to a world of `world_size` processes as rank `rank`, communicating over
+// `backend` (gloo; nccl and mpi where built), and makes it the process-wide context every dist::
+// call uses. `init_method` says how the ranks find each other, as in torch:
+//   "env://"           MASTER_ADDR, MASTER_PORT, and RANK / WORLD_SIZE unless given here;
+//   "tcp://host:port"  a TCP store hosted by rank 0 at host:port;
+//   "file:///path"     a store in a file every rank can reach (removed when all are done).
+// rank/world_size of -1 come from the environment (env://) or the URL's ?rank=&world_size=.
+// `timeout` bounds the rendezvous and every later collective (TimeoutError past it).
+// Errors: InvalidArgument (bad URL or rank, a missing environment variable, which it names;
+// already initialised), TimeoutError (ranks that never arrived), BackendError (a backend that was
+// not built, a port in use).
+void init_process_group(Backend backend, std::string init_method = "env://", int rank = -1,
+                        int world_size = -1, std::chrono::milliseconds timeout = default_pg_timeout);
+
+// The options of init_dist (MMEngine's init_dist kwargs).
+struct InitOptions {
+  std::chrono::milliseconds timeout = default_pg_timeout;
+  // slurm only: the rendezvous port, overriding MASTER_PORT (default 29500 when neither is set).
+  std::optional<int> port{};
+};
+
+// MMEngine's init_dist: reads (and sets) the launcher's environment exactly as MMEngine does,
+// then init_process_group(backend, "env://"), then creates the local group of this rank's node
+// (from the launcher's LOCAL_RANK etc. and the host names the ranks exchange).
+//   "pytorch" (torchrun): RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
+//     LOCAL_WORLD_SIZE and GROUP_RANK are used when present.
+//   "slurm": SLURM_PROCID, SLURM_NTASKS, SLURM_NODELIST (MASTER_ADDR = its first host unless
+//     set), SLURM_LOCALID; port: options.port, else MASTER_PORT, else 29500.
+//   "mpi": OMPI_COMM_WORLD_{LOCAL_RANK,SIZE,RANK} (or MPICH's MPI_LOCALRANKID, PMI_SIZE,
+//     PMI_RANK); MASTER_PORT defaults to 29500; MASTER_ADDR is required.
+// Errors: InvalidArgument("Invalid launcher type: ...") or naming a missing variable; then as
+// init_process_group.
+void init_dist(std::string_view launcher, Backend backend, const InitOptions& options = {});
+
+// MMEngine's infer_launcher: "pytorch" if WORLD_SIZE is set, else "slurm" if SLURM_NTASKS is,
+// else "mpi" if OMPI_COMM_WORLD_LOCAL_RANK is, else "none".
+std::string infer_launcher();
+
+// Leaves the world set up by init_process_group / init_dist (closing its connections); afterwards
+// the process is not distributed. A no-op when nothing is initialised.
+void destroy_dist();
+
+}  // namespace dist

@@ -1,0 +1,225 @@
+// GlooBackend's collectives: each one is a gloo algorithm with our reduction functions, the
+// group's timeout and a per-group sequence number as its tag. They block until done.
+#include "real/gloo/backend.hpp"
+
+#include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/scatter.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "core/work_state.hpp"
+#include "real/gloo/connect.hpp"
+#include "real/gloo/fingerprint.hpp"
+#include "real/gloo/reduce_fn.hpp"
+
+namespace dist::real {
+
+namespace {
+template <class T> T* typed(const core::Buf& b) { return static_cast<T*>(b.data); }
+}  // namespace
+
+GlooBackend::GlooBackend(GlooGroupSpec spec)
+    : spec_(std::move(spec)),
+      errors_(std::make_shared<ErrorMapper>(
+          spec_.global_ranks, spec_.global_ranks[static_cast<std::size_t>(spec_.rank)], spec_.timeout,
+          spec_.store)),
+      check_calls_(fingerprints_enabled()) {
+  try {
+    context_ = connect_group(spec_, *errors_);
+  } catch (...) {
+    errors_->rethrow_current("rendezvous");
+  }
+}
+
+GlooBackend::~GlooBackend() {
+  if (context_) errors_->record_leaving();  // before the connections close
+}
+
+void GlooBackend::check_same_call(const Fingerprint& mine, std::uint32_t tag) {
+  std::vector<Fingerprint> all(static_cast<std::size_t>(size()));
+  ::gloo::AllgatherOptions opts(context_);
+  opts.setInput(reinterpret_cast<char*>(const_cast<Fingerprint*>(&mine)), sizeof(Fingerprint));
+  opts.setOutput(reinterpret_cast<char*>(all.data()), all.size() * sizeof(Fingerprint));
+  opts.setTag(tag);
+  opts.setTimeout(spec_.timeout);
+  ::gloo::allgather(opts);
+  check_fingerprints(all, spec_.global_ranks,
+                     "collective #" + std::to_string(tag) + " on the " + errors_->group_text());
+}
+
+template <class F> Work GlooBackend::collective(const Fingerprint& call, F&& body) {
+  const std::uint32_t tag = ++sequence_;
+  try {
+    if (check_calls_) check_same_call(call, tag);
+    body(tag);
+  } catch (...) {
+    errors_->rethrow_current(std::string(kind_name(call)) + " #" + std::to_string(tag));
+  }
+  return core::completed_work();
+}
+
+Work GlooBackend::all_reduce(core::Buf data, ReduceOp op) {
+  return collective(fingerprint("all_reduce", data.dtype, data.count, -1, op), [&](std::uint32_t tag) {
+    if (data.count == 0) return;
+    with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
+      ::gloo::AllreduceOptions opts(context_);
+      opts.setOutput(typed<T>(data), data.count);
+      opts.setReduceFunction(reduce_function(data.dtype, op));
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::allreduce(opts);
+    });
+    if (op == ReduceOp::mean) finish_mean(data.data, data.count, data.dtype, size());
+  });
+}
+
+Work GlooBackend::broadcast(core::Buf data, int root) {
+  return collective(fingerprint("broadcast", data.dtype, data.count, root), [&](std::uint32_t tag) {
+    if (data.count == 0) return;
+    with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
+      ::gloo::BroadcastOptions opts(context_);
+      opts.setOutput(typed<T>(data), data.count);
+      opts.setRoot(root);
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::broadcast(opts);
+    });
+  });
+}
+
+Work GlooBackend::reduce(core::Buf data, ReduceOp op, int root) {
+  // gloo reduces in place and leaves partial results on other ranks: they reduce a copy.
+  std::vector<std::byte> scratch;
+  core::Buf target = data;
+  if (rank() != root && data.count > 0) {
+    scratch.resize(data.bytes());
+    std::memcpy(scratch.data(), data.data, data.bytes());
+    target.data = scratch.data();
+  }
+  return collective(fingerprint("reduce", data.dtype, data.count, root, op), [&](std::uint32_t tag) {
+    if (data.count == 0) return;
+    with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
+      ::gloo::ReduceOptions opts(context_);
+      opts.setOutput(typed<T>(target), target.count);
+      opts.setRoot(root);
+      opts.setReduceFunction(reduce_function(data.dtype, op));
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::reduce(opts);
+    });
+    if (op == ReduceOp::mean && rank() == root) finish_mean(data.data, data.count, data.dtype, size());
+  });
+}
+
+Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
+  return collective(fingerprint("all_gather", input.dtype, input.count), [&](std::uint32_t tag) {
+    if (input.count == 0) return;
+    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+      ::gloo::AllgatherOptions opts(context_);
+      opts.setInput(typed<T>(input), input.count);
+      opts.setOutput(typed<T>(output), output.count);
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::allgather(opts);
+    });
+  });
+}
+
+Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
+                               std::span<const std::size_t> counts) {
+  return collective(fingerprint("all_gather_v", input.dtype, output.count), [&](std::uint32_t tag) {
+    if (output.count == 0) return;
+    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+      T dummy{};  // gloo wants a pointer even for an empty contribution
+      ::gloo::AllgathervOptions opts(context_);
+      opts.setInput(input.count ? typed<T>(input) : &dummy, input.count);
+      opts.setOutput(typed<T>(output), std::vector<std::size_t>(counts.begin(), counts.end()));
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::allgatherv(opts);
+    });
+  });
+}
+
+Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
+  return collective(fingerprint("gather", input.dtype, input.count, root), [&](std::uint32_t tag) {
+    if (input.count == 0) return;
+    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+      ::gloo::GatherOptions opts(context_);
+      opts.setInput(typed<T>(input), input.count);
+      if (rank() == root) opts.setOutput(typed<T>(output), output.count);
+      opts.setRoot(root);
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::gather(opts);
+    });
+  });
+}
+
+Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
+  return collective(fingerprint("scatter", output.dtype, output.count, root), [&](std::uint32_t tag) {
+    if (output.count == 0) return;
+    with_element_type(output.dtype, [&]<class T>(std::type_identity<T>) {
+      ::gloo::ScatterOptions opts(context_);
+      if (rank() == root) {
+        std::vector<T*> parts;
+        for (int r = 0; r < size(); ++r)
+          parts.push_back(typed<T>(input) + output.count * static_cast<std::size_t>(r));
+        opts.setInputs(parts, output.count);
+      }
+      opts.setOutput(typed<T>(output), output.count);
+      opts.setRoot(root);
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::scatter(opts);
+    });
+  });
+}
+
+Work GlooBackend::all_to_all(core::Buf input, core::Buf output) {
+  return collective(fingerprint("all_to_all", input.dtype, input.count), [&](std::uint32_t tag) {
+    if (input.count == 0) return;
+    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+      ::gloo::AlltoallOptions opts(context_);
+      opts.setInput(typed<T>(input), input.count);
+      opts.setOutput(typed<T>(output), output.count);
+      opts.setTag(tag);
+      opts.setTimeout(spec_.timeout);
+      ::gloo::alltoall(opts);
+    });
+  });
+}
+
+Work GlooBackend::barrier() {
+  return collective(fingerprint("barrier"), [&](std::uint32_t tag) {
+    ::gloo::BarrierOptions opts(context_);
+    opts.setTag(tag);
+    opts.setTimeout(spec_.timeout);
+    ::gloo::barrier(opts);
+  });
+}
+
+std::shared_ptr<core::Backend> GlooBackend::split(const std::vector<int>& ranks) {
+  const int index = ++splits_;
+  const auto it = std::find(ranks.begin(), ranks.end(), rank());
+  if (it == ranks.end()) return nullptr;
+  GlooGroupSpec child;
+  child.store = spec_.store;
+  child.prefix = spec_.prefix + "/group" + std::to_string(index);
+  child.device = spec_.device;
+  for (const int r : ranks) child.global_ranks.push_back(spec_.global_ranks[static_cast<std::size_t>(r)]);
+  child.rank = static_cast<int>(it - ranks.begin());
+  child.timeout = spec_.timeout;
+  return std::make_shared<GlooBackend>(std::move(child));
+}
+
+}  // namespace dist::real

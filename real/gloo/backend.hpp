@@ -1,0 +1,81 @@
+// The gloo backend: core::Backend over Gloo's TCP transport, one object per rank per group.
+// Collectives run gloo's algorithms (blocking, with the group's timeout); send/recv post unbound
+// buffers and complete in Work::wait. Gloo failures become dist errors (see errors.hpp).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/store/store.hpp"
+#include "real/gloo/errors.hpp"
+#include "real/gloo/fingerprint.hpp"
+
+namespace gloo {
+class Context;
+namespace transport {
+class Device;
+}
+}  // namespace gloo
+
+namespace dist::real {
+
+// What a rank needs to join a gloo group.
+struct GlooGroupSpec {
+  std::shared_ptr<core::Store> store;             // the job's store
+  std::string prefix;                             // unique per group: its keys live under it
+  std::shared_ptr<::gloo::transport::Device> device;
+  std::vector<int> global_ranks;                  // the members' world ranks, in group order
+  int rank = 0;                                   // the caller's rank in the group
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+};
+
+class GlooBackend final : public core::Backend {
+ public:
+  // Rendezvous with the other members through the store, then connects the full mesh.
+  explicit GlooBackend(GlooGroupSpec spec);
+  ~GlooBackend() override;
+
+  dist::Backend kind() const override { return dist::Backend::gloo; }
+  int rank() const override { return spec_.rank; }
+  int size() const override { return static_cast<int>(spec_.global_ranks.size()); }
+
+  Work all_reduce(core::Buf data, ReduceOp op) override;
+  Work broadcast(core::Buf data, int root) override;
+  Work all_gather(core::Buf input, core::Buf output) override;
+  Work send(core::Buf data, int dst, int tag) override;
+  Work recv(core::Buf data, int src, int tag) override;
+  Work barrier() override;
+  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+
+  Work reduce(core::Buf data, ReduceOp op, int root) override;
+  Work gather(core::Buf input, core::Buf output, int root) override;
+  Work scatter(core::Buf input, core::Buf output, int root) override;
+  Work all_to_all(core::Buf input, core::Buf output) override;
+  Work all_gather_v(core::Buf input, core::Buf output,
+                    std::span<const std::size_t> counts) override;
+
+ private:
+  // Runs one collective: assigns its sequence number (also its gloo tag), checks that every rank
+  // makes the same call (DIST_DEBUG=detail) and maps gloo's errors.
+  template <class F> Work collective(const Fingerprint& call, F&& body);
+  void check_same_call(const Fingerprint& mine, std::uint32_t tag);
+  std::uint64_t next_p2p_slot(std::map<std::pair<int, int>, std::uint32_t>& counters, int peer,
+                              int tag);
+
+  GlooGroupSpec spec_;
+  std::shared_ptr<::gloo::Context> context_;
+  std::shared_ptr<ErrorMapper> errors_;  // shared with pending p2p works
+  bool check_calls_ = false;              // DIST_DEBUG=detail
+  std::uint32_t sequence_ = 0;
+  int splits_ = 0;
+  std::map<std::pair<int, int>, std::uint32_t> sends_;  // (peer, tag) -> messages so far
+  std::map<std::pair<int, int>, std::uint32_t> recvs_;
+};
+
+}  // namespace dist::real

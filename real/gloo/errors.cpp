@@ -1,0 +1,110 @@
+// ErrorMapper: classifies gloo::IoException (timeout or lost peer), EnforceNotMet and other
+// gloo::Exception, keeping dist errors (from the store) as they are; reads and writes the
+// failure records that let every survivor name the rank that failed first.
+#include "real/gloo/errors.hpp"
+
+#include <gloo/common/error.h>
+#include <gloo/common/logging.h>
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "dist/errors.hpp"
+
+namespace dist::real {
+
+namespace {
+constexpr auto record_wait = std::chrono::milliseconds(2000);  // for an unknown peer's record
+constexpr auto store_call_timeout = std::chrono::milliseconds(500);
+std::string failed_key(int rank) { return "gloo/failed/" + std::to_string(rank); }
+std::string left_key(int rank) { return "gloo/left/" + std::to_string(rank); }
+}  // namespace
+
+void ErrorMapper::add_peer(std::string address, int global_rank) {
+  peers_[std::move(address)] = global_rank;
+}
+
+std::string ErrorMapper::group_text() const {
+  std::string text = "group of world ranks [";
+  for (std::size_t i = 0; i < global_ranks_.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(global_ranks_[i]);
+  return text + "]";
+}
+
+void ErrorMapper::record_leaving() const {
+  if (!store_ || me_ < 0) return;
+  try {
+    store_->set(left_key(me_), {});
+  } catch (...) {  // the store may already be gone with its host
+  }
+}
+
+int ErrorMapper::peer_in(const std::string& message) const {
+  for (const auto& [address, rank] : peers_)
+    if (message.find(address) != std::string::npos) return rank;
+  return -1;
+}
+
+int ErrorMapper::first_failure(int lost) const {
+  for (std::size_t hops = 0; hops <= global_ranks_.size(); ++hops) {
+    if (!store_->check({failed_key(lost)})) break;
+    const int next = std::stoi(core::to_string(store_->get(failed_key(lost), store_call_timeout)));
+    if (next == lost || next < 0) break;
+    lost = next;
+  }
+  return lost;
+}
+
+// A member that failed (its record names whom it lost) or left; -1 when the records show none.
+int ErrorMapper::recorded_loss() const {
+  for (const int r : global_ranks_)
+    if (r != me_ && store_->check({failed_key(r)})) return first_failure(r);
+  for (const int r : global_ranks_)
+    if (r != me_ && store_->check({left_key(r)})) return first_failure(r);
+  return -1;
+}
+
+int ErrorMapper::lost_rank(const std::string& message, int peer) const {
+  int lost = peer >= 0 ? peer : peer_in(message);
+  if (lost < 0 && global_ranks_.size() == 2) lost = global_ranks_[global_ranks_[0] == me_ ? 1 : 0];
+  if (!store_) return lost;
+  try {
+    if (lost >= 0) {
+      lost = first_failure(lost);
+    } else {
+      const auto deadline = std::chrono::steady_clock::now() + std::min(record_wait, timeout_);
+      while ((lost = recorded_loss()) < 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (lost >= 0) store_->set(failed_key(me_), core::to_bytes(std::to_string(lost)));
+  } catch (...) {  // the store may be gone with its host: keep what we know
+  }
+  return lost;
+}
+
+void ErrorMapper::rethrow_current(const std::string& operation, int peer) const {
+  const std::string where = "gloo " + operation + " on the " + group_text();
+  try {
+    throw;
+  } catch (const dist::Error&) {
+    throw;
+  } catch (const ::gloo::IoException& e) {
+    const std::string message = e.what();
+    if (message.find("Timed out") != std::string::npos)
+      throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) +
+                         " ms: a peer did not take part (gloo: " + message + ")");
+    const int lost = lost_rank(message, peer);
+    const std::string who = lost >= 0 ? "rank " + std::to_string(lost) : "a peer";
+    throw RankFailure(where + " failed: lost " + who +
+                          ", which exited or crashed (gloo: " + message + ")",
+                      lost);
+  } catch (const ::gloo::EnforceNotMet& e) {
+    throw BackendError(where + " failed a gloo check (are the ranks calling the same collective "
+                               "with the same sizes?): " + e.what());
+  } catch (const std::exception& e) {
+    throw BackendError(where + " failed: " + e.what());
+  }
+}
+
+}  // namespace dist::real

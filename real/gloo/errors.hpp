@@ -1,0 +1,54 @@
+// gloo exceptions -> dist errors: timeout -> TimeoutError (operation, sequence number); broken
+// connection -> RankFailure naming the lost rank (from gloo's address, or the "failed"/"left"
+// records ranks leave in the store, so cascades name the first failure); else BackendError.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/store/store.hpp"
+
+namespace dist::real {
+
+class ErrorMapper {
+ public:
+  ErrorMapper() = default;
+  // `store` holds the records (under "gloo/failed/" and "gloo/left/" + world rank); null: none.
+  ErrorMapper(std::vector<int> global_ranks, int my_global_rank, std::chrono::milliseconds timeout,
+              std::shared_ptr<core::Store> store)
+      : global_ranks_(std::move(global_ranks)), me_(my_global_rank), timeout_(timeout),
+        store_(std::move(store)) {}
+
+  // Registers the transport address ("[ip]:port", as gloo prints it) of a peer's world rank.
+  void add_peer(std::string address, int global_rank);
+
+  // Rethrows the exception being handled (call from a catch block) as a dist error. `operation`
+  // reads like "all_reduce #12"; `peer` is the world rank a p2p operation talks to (-1: none).
+  [[noreturn]] void rethrow_current(const std::string& operation, int peer = -1) const;
+
+  // Records that this rank is leaving (before its connections close), so peers can name it.
+  void record_leaving() const;
+
+  // "group of world ranks [0, 1, 2]"
+  std::string group_text() const;
+
+ private:
+  int peer_in(const std::string& message) const;
+  // The rank behind a lost connection: the one gloo's message names, else the only other member,
+  // else the first leaving or failed member the records show (waiting briefly for one to appear).
+  int lost_rank(const std::string& message, int peer) const;
+  // Follows the failure records from `lost` to the rank that failed first.
+  int first_failure(int lost) const;
+  int recorded_loss() const;
+
+  std::vector<int> global_ranks_;
+  int me_ = -1;
+  std::chrono::milliseconds timeout_{0};
+  std::shared_ptr<core::Store> store_;
+  std::map<std::string, int> peers_;  // transport address -> world rank
+};
+
+}  // namespace dist::real

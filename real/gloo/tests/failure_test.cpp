@@ -1,0 +1,174 @@
+// Failure modes on gloo: a rank that leaves or throws mid-run, a rank that is late past the
+// timeout, a rank that never joins, a recv that is never matched. The others always get an error
+// (RankFailure naming the lost rank, or TimeoutError naming the call) within the timeout.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/store/hash_store.hpp"
+#include "real/gloo/tests/gloo_test_util.hpp"
+#include "real/world.hpp"
+
+namespace {
+
+using namespace gloo_test;
+using Clock = std::chrono::steady_clock;
+using V = std::vector<std::int64_t>;
+
+// Runs fn on n ranks with `timeout`; returns each rank's error (null: returned normally) and
+// checks the whole run ended well within the timeout's reach.
+std::vector<std::exception_ptr> run_failing(int n, std::chrono::milliseconds timeout,
+                                            const std::function<void(int)>& fn) {
+  const auto start = Clock::now();
+  auto errors = dist::real::run_ranks(dist::Backend::gloo, n, timeout, fn);
+  EXPECT_LT(Clock::now() - start, timeout * 3 + 2s) << "a rank hung past its timeout";
+  return errors;
+}
+
+std::string message_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  }
+}
+
+// The error of a surviving rank: RankFailure naming `lost`, or a TimeoutError.
+void expect_lost(const std::exception_ptr& e, int lost) {
+  ASSERT_TRUE(e) << "a surviving rank finished without an error";
+  try {
+    std::rethrow_exception(e);
+  } catch (const dist::RankFailure& f) {
+    EXPECT_EQ(f.failed_rank(), lost) << f.what();
+    EXPECT_NE(std::string(f.what()).find("rank " + std::to_string(lost)), std::string::npos) << f.what();
+  } catch (const dist::TimeoutError& t) {
+    SUCCEED() << t.what();
+  } catch (const std::exception& x) {
+    ADD_FAILURE() << "unexpected error: " << x.what();
+  }
+}
+
+TEST(GlooFailures, ARankThatReturnsMidRunFailsTheOthers) {
+  const auto errors = run_failing(3, 5s, [](int rank) {
+    V v{1};
+    dist::all_reduce(v);
+    if (rank == 2) return;  // leaves: its connections close
+    for (int i = 0; i < 3; ++i) dist::all_reduce(v);
+  });
+  EXPECT_FALSE(errors[2]);
+  expect_lost(errors[0], 2);
+  expect_lost(errors[1], 2);
+}
+
+TEST(GlooFailures, ARankThatThrowsMidRunFailsTheOthers) {
+  const auto errors = run_failing(4, 5s, [](int rank) {
+    V v{1};
+    dist::barrier();
+    if (rank == 1) throw std::runtime_error("user code failed");
+    dist::all_reduce(v);
+    dist::broadcast(v, 1);
+  });
+  EXPECT_EQ(message_of(errors[1]), "user code failed");
+  for (const int r : {0, 2, 3}) expect_lost(errors[static_cast<std::size_t>(r)], 1);
+}
+
+TEST(GlooFailures, ALateRankIsATimeoutNamingTheCollective) {
+  const auto errors = run_failing(2, 500ms, [](int rank) {
+    V v{1};
+    dist::all_reduce(v);  // #1
+    if (rank == 1) std::this_thread::sleep_for(1500ms);
+    dist::all_reduce(v);  // #2: rank 0 waits in vain
+  });
+  ASSERT_TRUE(errors[0]);
+  try {
+    std::rethrow_exception(errors[0]);
+  } catch (const dist::TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("all_reduce #2"), std::string::npos) << what;
+    EXPECT_NE(what.find("500 ms"), std::string::npos) << what;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a TimeoutError, got: " << e.what();
+  }
+  EXPECT_TRUE(errors[1]);  // its peer is gone by then
+}
+
+TEST(GlooFailures, ARankThatNeverJoinsIsNamed) {
+  auto store = std::make_shared<dist::core::HashStore>();
+  std::vector<std::exception_ptr> errors(2);
+  const auto start = Clock::now();
+  {
+    std::vector<std::jthread> threads;
+    for (int rank = 0; rank < 2; ++rank)
+      threads.emplace_back([&, rank] {
+        try {
+          dist::real::make_world_context({dist::Backend::gloo, store, rank, 3, 300ms, ""});
+        } catch (...) {
+          errors[static_cast<std::size_t>(rank)] = std::current_exception();
+        }
+      });
+  }
+  EXPECT_LT(Clock::now() - start, 3s);
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    try {
+      std::rethrow_exception(e);
+    } catch (const dist::TimeoutError& t) {
+      EXPECT_EQ(t.missing_ranks(), std::vector<int>{2}) << t.what();
+      EXPECT_NE(std::string(t.what()).find("rank(s) 2 did not join"), std::string::npos) << t.what();
+    }
+  }
+}
+
+TEST(GlooFailures, UnmatchedRecvTimesOut) {
+  const auto errors = run_failing(2, 400ms, [](int rank) {
+    V v(3);
+    if (rank == 0) dist::recv(v, 1, 7);
+    else std::this_thread::sleep_for(1s);
+  });
+  ASSERT_TRUE(errors[0]);
+  EXPECT_NE(message_of(errors[0]).find("recv from rank 1 (tag 7)"), std::string::npos)
+      << message_of(errors[0]);
+  EXPECT_THROW(std::rethrow_exception(errors[0]), dist::TimeoutError);
+}
+
+TEST(GlooFailures, RecvFromARankThatLeavesNamesIt) {
+  const auto errors = run_failing(3, 5s, [](int rank) {
+    V v(3);
+    dist::barrier();
+    if (rank == 0) dist::recv(v, 2, 0);
+    if (rank == 2) std::this_thread::sleep_for(100ms);  // then leaves without sending
+  });
+  expect_lost(errors[0], 2);
+}
+
+// DIST_DEBUG=detail: ranks that call different collectives, or the same one with different
+// counts (which would abort the process inside gloo), all get the same DesyncError.
+TEST(GlooFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
+  ::setenv("DIST_DEBUG", "DETAIL", 1);
+  const auto errors = run_failing(3, 5s, [](int rank) {
+    V v(rank == 1 ? 20 : 10);
+    dist::all_reduce(v);
+  });
+  const auto kinds = run_failing(2, 5s, [](int rank) {
+    V v(4);
+    dist::all_reduce(v);  // the same call: fine
+    if (rank == 0) dist::broadcast(v, 1);
+    else dist::all_reduce(v, dist::ReduceOp::max);
+  });
+  ::unsetenv("DIST_DEBUG");
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_THROW(std::rethrow_exception(e), dist::DesyncError);
+    const std::string what = message_of(e);
+    EXPECT_NE(what.find("ranks disagree on 'count'"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank 1: all_reduce(int64, count 20, op sum)"), std::string::npos) << what;
+    EXPECT_EQ(what, message_of(errors[0]));  // every rank raises the same error
+  }
+  for (const auto& e : kinds) {
+    ASSERT_TRUE(e);
+    EXPECT_NE(message_of(e).find("collective #2"), std::string::npos) << message_of(e);
+    EXPECT_NE(message_of(e).find("disagree on 'kind'"), std::string::npos) << message_of(e);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,115 @@
+// init_process_group in this process: argument and environment errors (naming the variable),
+// a one-process world over tcp:// and file://, double initialisation, destroy_dist, port in use.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "core/store/tcp_store.hpp"
+#include "dist/dist.hpp"
+#include "dist/init.hpp"
+#include "real/gloo/tests/process_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+using process_test::ScopedEnv;
+
+void expect_invalid_naming(const std::function<void()>& f, const std::string& needle,
+                           bool distributed_before = false) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one naming " << needle;
+  } catch (const dist::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(dist::is_distributed(), distributed_before);
+}
+
+TEST(InitProcessGroup, EnvMethodNamesEachMissingVariable) {
+  ScopedEnv addr("MASTER_ADDR", std::nullopt), port("MASTER_PORT", std::nullopt),
+      rank("RANK", std::nullopt), world("WORLD_SIZE", std::nullopt);
+  const auto init = [] { dist::init_process_group(dist::Backend::gloo, "env://", -1, -1, 1s); };
+  expect_invalid_naming(init, "MASTER_ADDR is not set");
+  ScopedEnv a2("MASTER_ADDR", "127.0.0.1");
+  expect_invalid_naming(init, "MASTER_PORT is not set");
+  ScopedEnv p2("MASTER_PORT", "http");
+  expect_invalid_naming(init, "MASTER_PORT='http' is not an integer");
+  ScopedEnv p3("MASTER_PORT", std::to_string(process_test::free_port()));
+  expect_invalid_naming(init, "RANK is not set");
+  ScopedEnv r2("RANK", "0");
+  expect_invalid_naming(init, "WORLD_SIZE is not set");
+  ScopedEnv w2("WORLD_SIZE", "1");
+  dist::init_process_group(dist::Backend::gloo, "env://", -1, -1, 5s);
+  EXPECT_EQ(dist::get_world_size(), 1);
+  dist::destroy_dist();
+}
+
+TEST(InitProcessGroup, BadArgumentsAreInvalid) {
+  const auto init = [](std::string url, int rank, int world) {
+    return [=] { dist::init_process_group(dist::Backend::gloo, url, rank, world, 1s); };
+  };
+  expect_invalid_naming(init("127.0.0.1:29500", 0, 1), "is not a URL");
+  expect_invalid_naming(init("udp://127.0.0.1:1", 0, 1), "unsupported init_method scheme 'udp://'");
+  expect_invalid_naming(init("tcp://127.0.0.1", 0, 1), "needs a host and a port");
+  expect_invalid_naming(init("tcp://127.0.0.1:99999", 0, 1), "is not a port number");
+  expect_invalid_naming(init("tcp://127.0.0.1:1234", -1, -1), "world_size must be given");
+  expect_invalid_naming(init("tcp://127.0.0.1:1234", 2, 2), "rank must be in [0, 2)");
+  expect_invalid_naming(init("tcp://127.0.0.1:1234?rank=x&world_size=2", -1, -1), "'rank=x'");
+  expect_invalid_naming(init("file://relative/path", 0, 1), "needs an absolute path");
+  expect_invalid_naming([] { dist::init_process_group(dist::Backend::sim, "tcp://127.0.0.1:1234", 0, 1, 1s); },
+                        "dist::sim::run");
+}
+
+TEST(InitProcessGroup, OneProcessWorldOverTcpThenDestroy) {
+  const std::string url = "tcp://127.0.0.1:" + std::to_string(process_test::free_port()) + "?rank=0&world_size=1";
+  dist::init_process_group(dist::Backend::gloo, url, -1, -1, 5s);
+  EXPECT_TRUE(dist::is_distributed());
+  EXPECT_EQ(dist::get_backend(), dist::Backend::gloo);
+  EXPECT_EQ(dist::get_dist_info(), std::make_pair(0, 1));
+  std::vector<int> v{3};
+  dist::all_reduce(v);
+  EXPECT_EQ(v, std::vector<int>{3});
+  expect_invalid_naming([] { dist::init_process_group(dist::Backend::gloo, "tcp://127.0.0.1:1", 0, 1, 1s); },
+                        "already distributed", true);
+  dist::destroy_dist();
+  EXPECT_FALSE(dist::is_distributed());
+  dist::destroy_dist();  // a no-op
+}
+
+TEST(InitProcessGroup, OneProcessWorldOverAFile) {
+  char pattern[] = "/tmp/dist_init_test_XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  dist::init_process_group(dist::Backend::gloo, "file://" + dir + "/store", 0, 1, 5s);
+  EXPECT_EQ(dist::get_world_size(), 1);
+  dist::destroy_dist();
+  EXPECT_FALSE(std::filesystem::exists(dir + "/store"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(InitProcessGroup, PortInUseIsAClearError) {
+  dist::core::TcpStoreOptions o;
+  o.port = 0;
+  o.is_server = true;
+  dist::core::TcpStore holder(o);
+  try {
+    dist::init_process_group(dist::Backend::gloo, "tcp://127.0.0.1:" + std::to_string(holder.port()), 0, 2, 1s);
+    ADD_FAILURE() << "initialised on a port in use";
+  } catch (const dist::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("port " + std::to_string(holder.port()) + " on 127.0.0.1 is already in use"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(dist::is_distributed());
+}
+
+TEST(InitProcessGroup, ANonZeroRankWithNoStoreTimesOut) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(dist::init_process_group(dist::Backend::gloo,
+                                        "tcp://127.0.0.1:" + std::to_string(process_test::free_port()), 1, 2, 300ms),
+               dist::TimeoutError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+}
+
+}  // namespace

@@ -1,0 +1,25 @@
+// make_gloo_world: one TCP device per rank, the world group under the store prefix "gloo/world".
+#include "real/gloo/world.hpp"
+
+#include <numeric>
+
+#include "real/gloo/backend.hpp"
+#include "real/gloo/connect.hpp"
+
+namespace dist::real {
+
+bool gloo_built() { return true; }
+
+std::shared_ptr<core::Backend> make_gloo_world(const WorldSpec& spec) {
+  GlooGroupSpec group;
+  group.store = spec.store;
+  group.prefix = "gloo/world";
+  group.device = make_gloo_device(spec.host);
+  group.global_ranks.resize(static_cast<std::size_t>(spec.world_size));
+  std::iota(group.global_ranks.begin(), group.global_ranks.end(), 0);
+  group.rank = spec.rank;
+  group.timeout = spec.timeout;
+  return std::make_shared<GlooBackend>(std::move(group));
+}
+
+}  // namespace dist::real

@@ -1,0 +1,25 @@
+// Test support for real backends inside one process: run_ranks starts one thread per rank, each
+// joining one world through a shared in-memory store, with its dist:: context bound to the thread.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <vector>
+
+#include "dist/types.hpp"
+
+namespace dist::real {
+
+// Runs fn(rank) on n threads, one rank each, of a `backend` world connected through a HashStore.
+// A rank's context is destroyed as soon as its fn returns or throws (so its peers see it leave).
+// Returns each rank's error, null where fn returned normally; a failed connect counts as an error.
+std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
+                                          std::chrono::milliseconds timeout,
+                                          const std::function<void(int rank)>& fn);
+
+// run_ranks, rethrowing the first error (in rank order); returns when every rank has finished.
+void run_ranks_or_throw(dist::Backend backend, int n, std::chrono::milliseconds timeout,
+                        const std::function<void(int rank)>& fn);
+
+}  // namespace dist::real
