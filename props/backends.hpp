@@ -1,0 +1,150 @@
+// The backends the property suite runs against. Each is a type with a name, its capabilities and
+// run(shape, fn): fn on every rank, the per-rank results in rank order, or a RunFailure naming
+// every rank's outcome. Adding a backend is one line in AllBackends.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <concepts>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dist/errors.hpp"
+#include "dist/sim.hpp"
+#include "dist/types.hpp"
+
+namespace props {
+
+// A cluster: `nodes` machines of `ranks_per_node` ranks each, numbered node by node.
+struct WorldShape {
+  int nodes = 1;
+  int ranks_per_node = 1;
+  int size() const { return nodes * ranks_per_node; }
+  friend bool operator==(const WorldShape&, const WorldShape&) = default;
+  friend std::ostream& operator<<(std::ostream& os, const WorldShape& s) {
+    return os << s.nodes << " node(s) x " << s.ranks_per_node << " rank(s)";
+  }
+};
+
+// How one rank of a failed run ended, independent of the backend.
+struct RankOutcome {
+  bool ok = true;
+  std::optional<dist::ErrorCode> code;  // set when the rank threw a dist::Error
+  int failed_rank = -1;                 // RankFailure: the peer that failed
+  std::string message;
+};
+
+// A run in which at least one rank failed.
+class RunFailure : public std::runtime_error {
+ public:
+  RunFailure(const std::string& what, std::vector<RankOutcome> outcomes)
+      : std::runtime_error(what), outcomes_(std::move(outcomes)) {}
+  const std::vector<RankOutcome>& outcomes() const { return outcomes_; }
+  const RankOutcome& at(int rank) const { return outcomes_.at(static_cast<std::size_t>(rank)); }
+
+ private:
+  std::vector<RankOutcome> outcomes_;
+};
+
+// What the suite may expect of a backend.
+struct Capabilities {
+  dist::Backend backend = dist::Backend::sim;
+  // Arbitrary float inputs (NaN, -0, infinities, order-dependent sums) compare bit for bit with
+  // the reference. Without it, float inputs are chosen so every summation order is exact.
+  bool bitwise_floats = false;
+  // Mismatched collectives end in DesyncError/DeadlockError (sim; real backends with
+  // DIST_DEBUG=detail report desyncs, and deadlocks only as timeouts).
+  bool reports_mismatches = false;
+  // How long a run that must fail may take to do so.
+  std::chrono::milliseconds failure_deadline{10'000};
+};
+
+template <class B>
+concept BackendUnderTest = requires(const WorldShape& shape) {
+  { B::name } -> std::convertible_to<std::string_view>;
+  { B::capabilities } -> std::convertible_to<Capabilities>;
+  {
+    B::run(shape, [] { return 0; })
+    } -> std::same_as<std::vector<int>>;
+};
+
+namespace detail {
+// The backend-neutral outcome of one rank's exception (or of a normal return).
+inline RankOutcome outcome_of(const std::exception_ptr& error, const std::string& message) {
+  RankOutcome o{.ok = !error, .code = std::nullopt, .failed_rank = -1, .message = message};
+  if (!error) return o;
+  try {
+    std::rethrow_exception(error);
+  } catch (const dist::RankFailure& e) {
+    o.code = e.code();
+    o.failed_rank = e.failed_rank();
+  } catch (const dist::Error& e) {
+    o.code = e.code();
+  } catch (...) {
+  }
+  return o;
+}
+}  // namespace detail
+
+// The simulated cluster: one thread per rank in this process.
+struct SimBackend {
+  static constexpr std::string_view name = "sim";
+  static constexpr Capabilities capabilities{.backend = dist::Backend::sim,
+                                             .bitwise_floats = true,
+                                             .reports_mismatches = true,
+                                             .failure_deadline = std::chrono::seconds(10)};
+
+  template <class F>
+  static auto run(const WorldShape& shape, F&& fn) {
+    const dist::sim::Cluster cluster{.nodes = shape.nodes,
+                                     .ranks_per_node = shape.ranks_per_node,
+                                     .timeout = std::chrono::seconds(30)};
+    try {
+      return dist::sim::run(cluster, std::forward<F>(fn));
+    } catch (const dist::sim::RunError& e) {
+      std::vector<RankOutcome> outcomes;
+      for (const auto& o : e.outcomes()) outcomes.push_back(detail::outcome_of(o.error, o.message));
+      throw RunFailure(e.what(), std::move(outcomes));
+    }
+  }
+};
+static_assert(BackendUnderTest<SimBackend>);
+
+// Every backend the suite is instantiated for. gloo (threads over an in-memory store, and
+// processes) and nccl join with one entry each once they exist.
+using AllBackends = ::testing::Types<SimBackend>;
+
+// Whether DIST_PROPS_BACKENDS (a comma-separated list of names, e.g. "sim,gloo") selects the
+// backend; unset or empty selects every backend.
+inline bool selected(std::string_view name) {
+  const char* list = std::getenv("DIST_PROPS_BACKENDS");
+  if (!list || !*list) return true;
+  std::string_view rest(list);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    if (rest.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+// The fixture of every per-backend suite: TYPED_TEST_SUITE(Suite, AllBackends) with
+// `template <class B> class Suite : public BackendSuite<B> {};`. ctest names the tests
+// "Suite.Property<props::SimBackend>".
+template <class B>
+class BackendSuite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
+  }
+};
+
+}  // namespace props

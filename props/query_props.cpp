@@ -1,0 +1,129 @@
+// The query/control functions on every cluster shape: rank, world size, local rank/size/group,
+// get_dist_info, is_main_process, is_distributed, get_backend, master_only (exactly once, on rank
+// 0), and membership answers for random subgroups.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "dist/dist.hpp"
+#include "props/backends.hpp"
+#include "props/generators.hpp"
+#include "props/property.hpp"
+
+namespace props {
+namespace {
+
+struct Answers {
+  int rank = -2, world_size = -2, local_rank = -2, local_size = -2;
+  std::optional<dist::Backend> backend;
+  std::optional<std::vector<int>> local_ranks;
+  int rank_in_local = -2;
+  std::pair<int, int> dist_info{-2, -2};
+  bool main = false, distributed = false;
+  std::optional<int> master_result;
+  int master_calls_seen = -1;
+};
+
+Answers ask(std::atomic<int>& calls) {
+  Answers a;
+  a.rank = dist::get_rank();
+  a.world_size = dist::get_world_size();
+  a.local_rank = dist::get_local_rank();
+  a.local_size = dist::get_local_size();
+  a.backend = dist::get_backend();
+  if (const auto local = dist::get_local_group()) {
+    a.local_ranks = local->ranks();
+    a.rank_in_local = dist::get_rank(*local);
+  }
+  a.dist_info = dist::get_dist_info();
+  a.main = dist::is_main_process();
+  a.distributed = dist::is_distributed();
+  a.master_result = dist::master_only([&](int x) {
+    ++calls;
+    return x + 1;
+  })(a.rank * 10);
+  dist::master_only([&] { calls += 100; })();
+  dist::barrier();
+  a.master_calls_seen = calls.load();
+  return a;
+}
+
+template <BackendUnderTest B>
+void queries_match_shape() {
+  const auto shape = *rc::gen::arbitrary<WorldShape>();
+  const int n = shape.size();
+  const int per = shape.ranks_per_node;
+  RC_TAG(std::to_string(shape.nodes) + "x" + std::to_string(per));
+  std::atomic<int> calls{0};
+  const auto got = run_on<B>(shape, [&] { return ask(calls); });
+  RC_ASSERT(static_cast<int>(got.size()) == n);
+  RC_ASSERT(calls.load() == 101);  // each master_only body ran exactly once
+  for (int r = 0; r < n; ++r) {
+    const Answers& a = got[static_cast<std::size_t>(r)];
+    std::vector<int> node(static_cast<std::size_t>(per));
+    for (int i = 0; i < per; ++i) node[static_cast<std::size_t>(i)] = r / per * per + i;
+    RC_ASSERT(a.rank == r);
+    RC_ASSERT(a.world_size == n);
+    RC_ASSERT(a.backend == std::optional(B::capabilities.backend));
+    RC_ASSERT(a.local_rank == r % per);
+    RC_ASSERT(a.local_size == per);
+    RC_ASSERT(a.local_ranks == std::optional(node));
+    RC_ASSERT(a.rank_in_local == r % per);
+    RC_ASSERT(a.dist_info == std::pair(r, n));
+    RC_ASSERT(a.main == (r == 0));
+    RC_ASSERT(a.distributed);
+    RC_ASSERT(a.master_result == (r == 0 ? std::optional<int>(1) : std::nullopt));
+    RC_ASSERT(a.master_calls_seen == 101);  // rank 0 ran both before the barrier
+  }
+}
+
+// Membership of random subgroups (several, created in one order by every rank).
+template <BackendUnderTest B>
+void group_membership() {
+  const auto shape = *rc::gen::arbitrary<WorldShape>();
+  const int n = shape.size();
+  const auto groups = *rc::gen::container<std::vector<std::vector<int>>>(
+      *gen::uniform<std::size_t>(1, 4), gen::subgroup(n));
+  using Row = std::vector<int>;  // per group: member?, rank in it, size (members) , ranks()
+  const auto got = run_on<B>(shape, [&] {
+    std::vector<Row> rows;
+    for (const auto& members : groups) {
+      const dist::Group g = dist::new_group(members);
+      Row row{g.is_member() ? 1 : 0, dist::get_rank(g)};
+      if (g.is_member()) row.push_back(dist::get_world_size(g));
+      for (int m : g.ranks()) row.push_back(m);
+      rows.push_back(row);
+    }
+    return rows;
+  });
+  for (int r = 0; r < n; ++r) {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const auto& members = groups[i];
+      const auto it = std::find(members.begin(), members.end(), r);
+      Row want{it != members.end() ? 1 : 0,
+               it != members.end() ? static_cast<int>(it - members.begin()) : -1};
+      if (it != members.end()) want.push_back(static_cast<int>(members.size()));
+      want.insert(want.end(), members.begin(), members.end());
+      RC_ASSERT(got[static_cast<std::size_t>(r)][i] == want);
+    }
+  }
+}
+
+template <class B>
+class Queries : public BackendSuite<B> {};
+TYPED_TEST_SUITE(Queries, AllBackends);
+
+TYPED_TEST(Queries, MatchTheClusterShape) {
+  check(150, [] { queries_match_shape<TypeParam>(); });
+}
+TYPED_TEST(Queries, SubgroupMembership) {
+  check(100, [] { group_membership<TypeParam>(); });
+}
+
+}  // namespace
+}  // namespace props
