@@ -90,7 +90,7 @@ void gather_is_all_gather_on_dst() {
     for (int r = 0; r < d.shape.size(); ++r) {
       const auto& [gathered, all] = got[static_cast<std::size_t>(r)];
       require_same(gathered, r == dst ? all : PerRank<T>{},
-                   "gather vs all_gather on rank " + std::to_string(r));
+                   "gather vs all_gather on rank " + std::to_string(r), "part");
     }
   });
 }

@@ -79,30 +79,33 @@ std::vector<std::size_t> mutable_steps(const Program& p, int world) {
 
 namespace gen {
 
-rc::Gen<Program> program(int world, Values mode, bool favour_world) {
-  const auto groups = rc::gen::mapcat(gen::uniform<std::size_t>(0, 4), [world](std::size_t n) {
-    return rc::gen::container<std::vector<std::vector<int>>>(n, subgroup(world));
+namespace {
+// One step: a group (the world, or one of `gs`) and a call of any kind for it, with small counts.
+rc::Gen<Step> step(int world, const std::vector<std::vector<int>>& gs, bool favour_world) {
+  const int last = static_cast<int>(gs.size()) - 1;
+  const auto group =
+      favour_world
+          ? rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {3, gen::uniform(-1, last + 1)}})
+          : gen::uniform(-1, last + 1);
+  return rc::gen::mapcat(group, [world, gs](int g) {
+    const int size = g < 0 ? world : static_cast<int>(gs[static_cast<std::size_t>(g)].size());
+    const auto counts = rc::gen::weightedOneOf<std::size_t>(
+        {{1, rc::gen::just<std::size_t>(0)}, {5, gen::uniform<std::size_t>(1, 12)}});
+    const auto call =
+        rc::gen::mapcat(dtype(), [=](dist::DType d) { return any_call(d, size, counts); });
+    return rc::gen::map(call, [g](Call c) { return Step{g, c}; });
   });
-  return rc::gen::mapcat(groups, [world, mode,
-                                  favour_world](const std::vector<std::vector<int>>& gs) {
-    const int last = static_cast<int>(gs.size()) - 1;
-    const auto step = rc::gen::mapcat(
-        favour_world
-            ? rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {3, gen::uniform(-1, last + 1)}})
-            : gen::uniform(-1, last + 1),
-        [=](int g) {
-          const int size = g < 0 ? world : static_cast<int>(gs[static_cast<std::size_t>(g)].size());
-          const auto counts = rc::gen::weightedOneOf<std::size_t>(
-              {{1, rc::gen::just<std::size_t>(0)}, {5, gen::uniform<std::size_t>(1, 12)}});
-          return rc::gen::map(
-              rc::gen::mapcat(dtype(), [=](dist::DType d) { return any_call(d, size, counts); }),
-              [g](Call c) {
-                return Step{g, c};
-              });
-        });
-    const auto steps = rc::gen::mapcat(gen::uniform<std::size_t>(1, 13), [step](std::size_t n) {
-      return rc::gen::container<std::vector<Step>>(n, step);
-    });
+}
+}  // namespace
+
+// 0..3 groups and 1..12 steps; both shrink by dropping elements.
+rc::Gen<Program> program(int world, Values mode, bool favour_world) {
+  const auto groups =
+      rc::gen::resize(3, rc::gen::container<std::vector<std::vector<int>>>(subgroup(world)));
+  return rc::gen::mapcat(groups, [=](const std::vector<std::vector<int>>& gs) {
+    const auto steps = rc::gen::resize(
+        12,
+        rc::gen::nonEmpty(rc::gen::container<std::vector<Step>>(step(world, gs, favour_world))));
     return rc::gen::apply(
         [gs, mode](std::vector<Step> st, std::uint64_t salt) {
           return Program{gs, std::move(st), salt, mode};
@@ -189,11 +192,11 @@ rc::Gen<Mutation> mutation(const Program& p, int world) {
 
 }  // namespace gen
 
-std::optional<std::string> mismatch(const AnyValues& actual, const AnyValues& expected) {
+std::optional<std::string> differences(const AnyValues& actual, const AnyValues& expected) {
   if (actual.index() != expected.index()) return std::string("a different dtype");
   return std::visit(
       [&](const auto& a) {
-        return props::mismatch(a, std::get<std::decay_t<decltype(a)>>(expected));
+        return props::differences(a, std::get<std::decay_t<decltype(a)>>(expected));
       },
       actual);
 }

@@ -61,7 +61,7 @@ using AnyValues =
 // Per rank, per step: the output of each step the rank completed.
 using Log = std::vector<std::vector<std::optional<AnyValues>>>;
 // Nothing when equal (bitwise, NaN == NaN), else a report.
-std::optional<std::string> mismatch(const AnyValues& actual, const AnyValues& expected);
+std::optional<std::string> differences(const AnyValues& actual, const AnyValues& expected);
 
 // Runs the program on the calling rank (inside a run), recording each completed step in `row`;
 // `mutation` (if any) changes this rank's call at its step.

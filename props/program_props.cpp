@@ -48,7 +48,7 @@ void check_row(const Program& p, int r, const Log& got, const Log& want, const R
     } else if (!actual || rule.exempt_group == p.steps[s].group) {
       continue;
     }
-    if (const auto m = mismatch(*actual, *expected)) RC_FAIL(where + ": wrong data: " + *m);
+    if (const auto m = differences(*actual, *expected)) RC_FAIL(where + ": wrong data: " + *m);
   }
 }
 
@@ -126,7 +126,7 @@ void mutated_programs_fail() {
           run_program(program, mutation, n, log[static_cast<std::size_t>(dist::get_rank())]);
           return 0;
         },
-        deadline);
+        deadline, rc::toString(program) + "\nwith " + rc::toString(mutation));
   } catch (const RunFailure& f) {
     RC_ASSERT(Clock::now() - start < deadline);
     const Log want = reference_log(program, n);

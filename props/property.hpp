@@ -64,12 +64,27 @@ void check(int ci_cases, Testable&& testable) {
               "on stderr)";
 }
 
+// A run that never ended: says what hung and how to replay it, then ends the test process (the
+// stuck rank threads cannot be stopped, and shrinking through hangs would take too long).
+[[noreturn]] inline void report_hang(std::string_view backend, const WorldShape& shape,
+                                     std::chrono::milliseconds deadline,
+                                     const std::string& context) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::cerr << "\nHANG: a " << backend << " run on " << shape << " did not end within "
+            << deadline.count() << " ms" << (context.empty() ? "" : ", running:\n" + context)
+            << "\nReplay: RC_PARAMS=\"seed=" << rc::detail::configuration().testParams.seed
+            << "\" dist_props --gtest_filter='" << info->test_suite_name() << "." << info->name()
+            << "'" << std::endl;
+  std::_Exit(3);
+}
+
 // Runs fn on every rank of `shape` on backend B and returns the per-rank results, or throws
-// RunFailure. If the run has not ended after `deadline`, prints what hung and exits the test
-// process (a hang is a bug; the seed printed at start reproduces it).
+// RunFailure. If the run has not ended after `deadline`, reports a hang (with `context`, a
+// description of what ran) and exits the test process.
 template <BackendUnderTest B, class F>
 auto run_on(const WorldShape& shape, F&& fn,
-            std::chrono::milliseconds deadline = std::chrono::seconds(60)) {
+            std::chrono::milliseconds deadline = std::chrono::seconds(60),
+            const std::string& context = {}) {
   using Results = decltype(B::run(shape, fn));
   struct Shared {
     std::mutex mutex;
@@ -95,10 +110,7 @@ auto run_on(const WorldShape& shape, F&& fn,
   });
   std::unique_lock lock(shared->mutex);
   if (!shared->done.wait_for(lock, deadline, [&] { return shared->finished; })) {
-    std::cerr << "\nHANG: a " << B::name << " run on " << shape << " did not end within "
-              << deadline.count() << " ms; rerun with the RC_PARAMS seed printed above."
-              << std::endl;
-    std::_Exit(3);
+    report_hang(B::name, shape, deadline, context);
   }
   lock.unlock();
   runner.join();

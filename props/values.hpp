@@ -210,7 +210,8 @@ void show_values(const std::vector<T>& v, std::ostream& os, std::size_t limit = 
 
 // nccl-tests style: nothing when equal, else how many elements are wrong and the first few.
 template <class T>
-std::optional<std::string> mismatch(const std::vector<T>& actual, const std::vector<T>& expected) {
+std::optional<std::string> differences(const std::vector<T>& actual,
+                                       const std::vector<T>& expected) {
   if (actual.size() != expected.size())
     return "size " + std::to_string(actual.size()) + ", expected " +
            std::to_string(expected.size());
@@ -227,22 +228,26 @@ std::optional<std::string> mismatch(const std::vector<T>& actual, const std::vec
          " elements wrong:" + first;
 }
 
+// Per part (a rank's output, by default): which parts are wrong, and how.
 template <class T>
-std::optional<std::string> mismatch(const PerRank<T>& actual, const PerRank<T>& expected) {
+std::optional<std::string> differences(const PerRank<T>& actual, const PerRank<T>& expected,
+                                       std::string_view part = "rank") {
   if (actual.size() != expected.size())
-    return std::to_string(actual.size()) + " ranks, expected " + std::to_string(expected.size());
+    return std::to_string(actual.size()) + " " + std::string(part) + "s, expected " +
+           std::to_string(expected.size());
   std::string out;
   for (std::size_t r = 0; r < actual.size(); ++r)
-    if (auto m = mismatch(actual[r], expected[r]))
-      out += "\n  rank " + std::to_string(r) + ": " + *m;
+    if (auto m = differences(actual[r], expected[r]))
+      out += "\n  " + std::string(part) + " " + std::to_string(r) + ": " + *m;
   if (out.empty()) return std::nullopt;
   return out;
 }
 
 // Fails the current rapidcheck case, naming `what`, unless actual equals expected bit for bit.
-template <class V>
-void require_same(const V& actual, const V& expected, std::string_view what) {
-  if (const auto m = mismatch(actual, expected)) RC_FAIL(std::string(what) + ": " + *m);
+template <class V, class... Label>
+void require_same(const V& actual, const V& expected, std::string_view what, Label... label) {
+  if (const auto m = differences(actual, expected, label...))
+    RC_FAIL(std::string(what) + ": " + *m);
 }
 
 }  // namespace props
