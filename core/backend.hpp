@@ -24,6 +24,8 @@ class Backend {
   virtual int size() const = 0;
   // The device collectives communicate through; other data is staged through it.
   virtual Device device() const { return Device::cpu(); }
+  // Whether the backend accepts buffers on `where` (it stages what is not on device() itself).
+  virtual bool reaches(Device where) const { return where == device(); }
 
   // The primitives every backend provides. Each returns a Work that completes the operation.
   virtual Work all_reduce(Buf data, ReduceOp op) = 0;

@@ -19,6 +19,11 @@ Work copy_local(BufferRef output, BufferRef input) {
     std::memmove(output.data, input.data, input.bytes());
   return {};
 }
+// Whether the one-rank shortcut may copy on the host: both buffers are host memory, or there is
+// no backend to ask (a one-rank group of a device backend lets the backend copy on its device).
+bool host_copy(const core::Target& t, BufferRef a, BufferRef b) {
+  return !t.backend || (a.device.is_cpu() && b.device.is_cpu());
+}
 std::size_t times(int size, std::size_t count) { return static_cast<std::size_t>(size) * count; }
 }  // namespace
 
@@ -56,7 +61,7 @@ Work all_gather(BufferRef input, BufferRef output, const Group& group) {
   core::check_same_dtype(input, output, "all_gather");
   check_count(output.count, times(t.size, input.count), "all_gather", "output",
               "group size × input count");
-  if (t.size == 1) return copy_local(output, input);
+  if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_gather", "input");
   check_buffer(output, t.backend, "all_gather", "output");
   return t.backend->all_gather(input, output);
@@ -71,7 +76,7 @@ Work gather(BufferRef input, BufferRef output, int dst, const Group& group) {
     check_count(output.count, times(t.size, input.count), "gather", "output",
                 "group size × input count");
   }
-  if (t.size == 1) return copy_local(output, input);
+  if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "gather", "input");
   if (on_dst) check_buffer(output, t.backend, "gather", "output");
   return t.backend->gather(input, on_dst ? output : BufferRef{nullptr, 0, input.dtype}, dst);
@@ -86,7 +91,7 @@ Work scatter(BufferRef output, BufferRef input, int src, const Group& group) {
     check_count(input.count, times(t.size, output.count), "scatter", "input",
                 "group size × output count");
   }
-  if (t.size == 1) return copy_local(output, input);
+  if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(output, t.backend, "scatter", "output");
   if (on_src) check_buffer(input, t.backend, "scatter", "input");
   return t.backend->scatter(on_src ? input : BufferRef{nullptr, 0, output.dtype}, output, src);
@@ -98,7 +103,7 @@ Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Gr
   core::check_divisible(input.count, t.size, "reduce_scatter", "input");
   check_count(output.count, input.count / static_cast<std::size_t>(t.size), "reduce_scatter",
               "output", "input count / group size");
-  if (t.size == 1) return copy_local(output, input);
+  if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   const ReduceOp resolved = core::check_op(op, input.dtype, "reduce_scatter");
   check_buffer(input, t.backend, "reduce_scatter", "input");
   check_buffer(output, t.backend, "reduce_scatter", "output");
@@ -110,7 +115,7 @@ Work all_to_all(BufferRef output, BufferRef input, const Group& group) {
   core::check_same_dtype(input, output, "all_to_all");
   core::check_divisible(input.count, t.size, "all_to_all", "input");
   check_count(output.count, input.count, "all_to_all", "output", "input count");
-  if (t.size == 1) return copy_local(output, input);
+  if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_to_all", "input");
   check_buffer(output, t.backend, "all_to_all", "output");
   return t.backend->all_to_all(input, output);
@@ -127,7 +132,7 @@ Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t
   std::size_t total = 0;
   for (std::size_t c : counts) total += c;
   check_count(output.count, total, "all_gather_v", "output", "the sum of counts");
-  if (t.size == 1) return copy_local(output, input);
+  if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_gather_v", "input");
   check_buffer(output, t.backend, "all_gather_v", "output");
   return t.backend->all_gather_v(input, output, counts);

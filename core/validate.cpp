@@ -58,7 +58,8 @@ void check_buffer(const Buf& buffer, const Backend* backend, const char* functio
     throw InvalidArgument(where(function, argument) + " is null but holds " +
                           std::to_string(buffer.count) + " elements");
   const Device comm = backend ? backend->device() : Device::cpu();
-  if (buffer.count > 0 && buffer.device != comm)
+  const bool reached = backend ? backend->reaches(buffer.device) : buffer.device == comm;
+  if (buffer.count > 0 && !reached)
     throw InvalidArgument(where(function, argument) + " is on " + to_string(buffer.device) +
                           " but the backend communicates through " + to_string(comm) +
                           ", and this build of dist cannot stage between them");

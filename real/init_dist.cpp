@@ -12,6 +12,7 @@
 #include "core/init/launcher.hpp"
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
+#include "real/nccl/world.hpp"
 
 namespace dist {
 
@@ -65,6 +66,7 @@ void create_local_group(const core::LaunchInfo& info) {
 
 void init_dist(std::string_view launcher, Backend backend, const InitOptions& options) {
   const core::LaunchInfo info = core::prepare_launcher_env(launcher, options.port);
+  if (backend == Backend::nccl) real::select_nccl_device(info.local_rank);  // as MMEngine
   init_process_group(backend, "env://", -1, -1, options.timeout);
   try {
     create_local_group(info);

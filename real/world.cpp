@@ -8,6 +8,7 @@
 #include "dist/errors.hpp"
 #include "dist/init.hpp"
 #include "real/gloo/world.hpp"
+#include "real/nccl/world.hpp"
 
 namespace dist::real {
 
@@ -18,7 +19,7 @@ std::shared_ptr<core::Backend> make_backend(const WorldSpec& spec) {
     case dist::Backend::sim:
       throw InvalidArgument("init_process_group: the sim backend runs in one process; use "
                             "dist::sim::run instead");
-    case dist::Backend::nccl:
+    case dist::Backend::nccl: return make_nccl_world(spec);
     case dist::Backend::mpi: break;
   }
   throw BackendError("init_process_group: the " + std::string(to_string(spec.backend)) +
@@ -50,6 +51,7 @@ void init_process_group(Backend backend, std::string init_method, int rank, int 
     throw InvalidArgument("init_process_group: this process (or thread) is already distributed; "
                           "call destroy_dist() first");
   if (backend == Backend::gloo && !real::gloo_built()) real::make_gloo_world({});  // says why
+  if (backend == Backend::nccl) real::require_nccl();  // no GPU, or built without nccl: says why
   auto rendezvous = core::open_rendezvous(init_method, rank, world_size, timeout);
   real::WorldSpec spec{backend, rendezvous.store, rendezvous.rank, rendezvous.world_size, timeout,
                        rendezvous.host};

@@ -1,0 +1,131 @@
+// NcclBackend's collectives: each one stages its buffers, enqueues NCCL calls on the group's
+// stream (mean and bitwise ops finish on the device, see mapping.hpp) and returns an event Work.
+#include "real/nccl/backend.hpp"
+
+#include "dist/errors.hpp"
+#include "real/nccl/errors.hpp"
+
+namespace dist::real {
+
+Staging NcclBackend::begin(const char* kind) {
+  const std::string operation = std::string(kind) + " #" + std::to_string(++sequence_);
+  comm_->activate(operation);
+  return Staging(comm_, operation);
+}
+
+void NcclBackend::device_finish(Staging& s, DType dtype, void* out, const void* in,
+                                std::size_t count, int slices, std::size_t stride,
+                                kernels::Fold fold, long long divisor) {
+  check_cuda(kernels::integer_finish(kernel_int_type(dtype), out, in, count, slices, stride, fold,
+                                     divisor, comm_->stream()),
+             s.operation() + ": the reduction on the device");
+}
+
+void NcclBackend::copy_on_device(Staging& s, void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, comm_->stream()),
+             s.operation() + ": a copy on the device");
+}
+
+void NcclBackend::reduction(Staging& s, const void* in, void* out, std::size_t count, DType dtype,
+                            ReduceOp op, int root) {
+  const NcclReduction plan = nccl_reduction(op, dtype);
+  const bool gets_result = root < 0 || root == rank();
+  const ncclDataType_t type = nccl_dtype(dtype);
+  if (plan.plan == NcclPlan::gather_then_fold) {
+    void* all = s.scratch(count * static_cast<std::size_t>(size()) * dtype_size(dtype));
+    comm_->complete(ncclAllGather(in, all, count, type, comm_->get(), comm_->stream()), s.operation());
+    if (gets_result) device_finish(s, dtype, out, all, count, size(), count, plan.fold, 1);
+    return;
+  }
+  const ncclResult_t r =
+      root < 0 ? ncclAllReduce(in, out, count, type, plan.op, comm_->get(), comm_->stream())
+               : ncclReduce(in, out, count, type, plan.op, root, comm_->get(), comm_->stream());
+  comm_->complete(r, s.operation());
+  if (plan.plan == NcclPlan::sum_then_divide && gets_result)
+    device_finish(s, dtype, out, out, count, 1, 0, kernels::Fold::none, size());
+}
+
+Work NcclBackend::all_reduce(core::Buf data, ReduceOp op) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("all_reduce");
+  if (data.count == 0) return core::completed_work();
+  void* d = s.output(data, true);
+  reduction(s, d, d, data.count, data.dtype, op, -1);
+  return s.finish();
+}
+
+Work NcclBackend::reduce(core::Buf data, ReduceOp op, int root) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("reduce");
+  if (data.count == 0) return core::completed_work();
+  if (size() == 1) root = 0;
+  // Only the root's buffer changes: the others' are inputs (and stay as they were).
+  void* d = rank() == root ? s.output(data, true) : s.input(data);
+  reduction(s, d, d, data.count, data.dtype, op, root);
+  return s.finish();
+}
+
+Work NcclBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("reduce_scatter");
+  if (output.count == 0) return core::completed_work();
+  const void* in = s.input(input);
+  void* out = s.output(output, false);
+  const NcclReduction plan = nccl_reduction(op, input.dtype);
+  if (plan.plan == NcclPlan::gather_then_fold) {
+    void* all = s.scratch(input.bytes() * static_cast<std::size_t>(size()));
+    comm_->complete(ncclAllGather(in, all, input.count, nccl_dtype(input.dtype), comm_->get(),
+                                  comm_->stream()),
+                    s.operation());
+    const void* mine = element(all, output.count * static_cast<std::size_t>(rank()), input.dtype);
+    device_finish(s, input.dtype, out, mine, output.count, size(), input.count, plan.fold, 1);
+    return s.finish();
+  }
+  comm_->complete(ncclReduceScatter(in, out, output.count, nccl_dtype(input.dtype), plan.op,
+                                    comm_->get(), comm_->stream()),
+                  s.operation());
+  if (plan.plan == NcclPlan::sum_then_divide)
+    device_finish(s, input.dtype, out, out, output.count, 1, 0, kernels::Fold::none, size());
+  return s.finish();
+}
+
+Work NcclBackend::broadcast(core::Buf data, int root) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("broadcast");
+  if (data.count == 0) return core::completed_work();
+  void* d = rank() == root ? s.input(data) : s.output(data, false);
+  comm_->complete(ncclBroadcast(d, d, data.count, nccl_dtype(data.dtype), root, comm_->get(),
+                                comm_->stream()),
+                  s.operation());
+  return s.finish();
+}
+
+Work NcclBackend::all_gather(core::Buf input, core::Buf output) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("all_gather");
+  if (input.count == 0) return core::completed_work();
+  const void* in = s.input(input);
+  void* out = s.output(output, false);
+  comm_->complete(ncclAllGather(in, out, input.count, nccl_dtype(input.dtype), comm_->get(),
+                                comm_->stream()),
+                  s.operation());
+  return s.finish();
+}
+
+Work NcclBackend::barrier() {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("barrier");
+  void* token = s.scratch(sizeof(std::int32_t));
+  comm_->complete(ncclAllReduce(token, token, 1, ncclInt32, ncclSum, comm_->get(), comm_->stream()),
+                  s.operation());
+  return s.finish();
+}
+
+std::shared_ptr<core::Backend> NcclBackend::split(const std::vector<int>& ranks) {
+  const std::string operation = "new_group #" + std::to_string(++sequence_);
+  auto child = comm_->split(ranks, operation);
+  return child ? std::make_shared<NcclBackend>(std::move(child)) : nullptr;
+}
+
+}  // namespace dist::real

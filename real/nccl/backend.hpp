@@ -1,0 +1,66 @@
+// The nccl backend: core::Backend over one NCCL communicator per group, one stream per
+// communicator, a CUDA event behind each Work. Buffers on the communicator's GPU are used in
+// place; host buffers are staged through device memory and copied back (staging.hpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "real/nccl/comm.hpp"
+#include "real/nccl/mapping.hpp"
+#include "real/nccl/staging.hpp"
+
+namespace dist::real {
+
+class NcclBackend final : public core::Backend {
+ public:
+  explicit NcclBackend(std::shared_ptr<Communicator> comm) : comm_(std::move(comm)) {}
+
+  dist::Backend kind() const override { return dist::Backend::nccl; }
+  int rank() const override { return comm_->spec().rank; }
+  int size() const override { return comm_->size(); }
+  Device device() const override { return Device::cuda(comm_->spec().device); }
+  bool reaches(Device where) const override { return nccl_reaches(device(), where); }
+
+  Work all_reduce(core::Buf data, ReduceOp op) override;
+  Work broadcast(core::Buf data, int root) override;
+  Work all_gather(core::Buf input, core::Buf output) override;
+  Work send(core::Buf data, int dst, int tag) override;
+  Work recv(core::Buf data, int src, int tag) override;
+  Work barrier() override;
+  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+
+  Work reduce(core::Buf data, ReduceOp op, int root) override;
+  Work gather(core::Buf input, core::Buf output, int root) override;
+  Work scatter(core::Buf input, core::Buf output, int root) override;
+  Work reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) override;
+  Work all_to_all(core::Buf input, core::Buf output) override;
+  Work all_gather_v(core::Buf input, core::Buf output,
+                    std::span<const std::size_t> counts) override;
+
+ private:
+  // Starts operation #n of this group: checks the communicator, names the operation.
+  Staging begin(const char* kind);
+  // Reduces `count` elements from `in` into `out` on every rank (root < 0) or on `root`.
+  void reduction(Staging& s, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
+                 int root);
+  // The integer division / bitwise fold on the device (kernels.hpp), on this group's stream.
+  void device_finish(Staging& s, DType dtype, void* out, const void* in, std::size_t count,
+                     int slices, std::size_t stride, kernels::Fold fold, long long divisor);
+  // Runs `body` (ncclSend/ncclRecv/... calls) between ncclGroupStart and ncclGroupEnd.
+  template <class F> void grouped(Staging& s, F&& body);
+  void copy_on_device(Staging& s, void* dst, const void* src, std::size_t bytes);
+
+  std::shared_ptr<Communicator> comm_;
+  std::uint64_t sequence_ = 0;
+};
+
+// The element `index` of a buffer of `dtype` starting at `base`.
+inline void* element(void* base, std::size_t index, DType dtype) {
+  return static_cast<std::byte*>(base) + index * dtype_size(dtype);
+}
+
+}  // namespace dist::real

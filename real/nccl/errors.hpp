@@ -1,0 +1,32 @@
+// CUDA and NCCL result codes -> dist errors, in one place: a peer's failure (ncclRemoteError)
+// becomes RankFailure, everything else BackendError carrying the vendor code; deadlines passed
+// while waiting on the GPU become TimeoutError naming the operation and its sequence number.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <string>
+
+namespace dist::real {
+
+// "cudaErrorInsufficientDriver (CUDA driver version is insufficient for CUDA runtime version)"
+std::string cuda_error_text(cudaError_t code);
+// "ncclRemoteError (remote process exited or there was a network error)"
+std::string nccl_error_text(ncclResult_t code);
+
+// BackendError("nccl <where>: CUDA error <text>"), vendor_code = the CUDA code.
+[[noreturn]] void throw_cuda_error(cudaError_t code, const std::string& where);
+// ncclRemoteError -> RankFailure (failed rank unknown: -1); other codes -> BackendError with the
+// NCCL code as vendor code. `detail` is ncclGetLastError's text ("" when none).
+[[noreturn]] void throw_nccl_error(ncclResult_t code, const std::string& where,
+                                   const std::string& detail = "");
+// TimeoutError("nccl <where> did not complete within N ms ...; the communicator was aborted").
+[[noreturn]] void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout);
+
+inline void check_cuda(cudaError_t code, const std::string& where) {
+  if (code != cudaSuccess) throw_cuda_error(code, where);
+}
+
+}  // namespace dist::real

@@ -1,0 +1,129 @@
+// NcclBackend's point-to-point calls and the operations built from grouped ncclSend/ncclRecv
+// (gather, scatter, all_to_all) or grouped ncclBroadcast (the variable-size all_gather).
+// NCCL has no tags: messages between two ranks match in issue order (as torch's NCCL backend).
+#include "dist/errors.hpp"
+#include "real/nccl/backend.hpp"
+#include "real/nccl/errors.hpp"
+
+namespace dist::real {
+
+template <class F> void NcclBackend::grouped(Staging& s, F&& body) {
+  comm_->complete(ncclGroupStart(), s.operation());
+  ncclResult_t first = ncclSuccess;
+  const auto call = [&](ncclResult_t r) {
+    if (first == ncclSuccess && r != ncclSuccess && r != ncclInProgress) first = r;
+  };
+  body(call);
+  const ncclResult_t end = ncclGroupEnd();
+  comm_->complete(first, s.operation());
+  comm_->complete(end, s.operation());
+}
+
+Work NcclBackend::send(core::Buf data, int dst, int /*tag*/) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("send");
+  if (data.count == 0) return core::completed_work();
+  const void* in = s.input(data);
+  comm_->complete(ncclSend(in, data.count, nccl_dtype(data.dtype), dst, comm_->get(), comm_->stream()),
+                  s.operation() + " to group rank " + std::to_string(dst));
+  return s.finish();
+}
+
+Work NcclBackend::recv(core::Buf data, int src, int /*tag*/) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("recv");
+  if (data.count == 0) return core::completed_work();
+  void* out = s.output(data, false);
+  comm_->complete(ncclRecv(out, data.count, nccl_dtype(data.dtype), src, comm_->get(), comm_->stream()),
+                  s.operation() + " from group rank " + std::to_string(src));
+  return s.finish();
+}
+
+Work NcclBackend::gather(core::Buf input, core::Buf output, int root) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("gather");
+  if (input.count == 0) return core::completed_work();
+  if (size() == 1) root = 0;
+  const void* in = s.input(input);
+  const ncclDataType_t type = nccl_dtype(input.dtype);
+  if (rank() != root) {
+    grouped(s, [&](auto call) { call(ncclSend(in, input.count, type, root, comm_->get(), comm_->stream())); });
+    return s.finish();
+  }
+  void* out = s.output(output, false);
+  copy_on_device(s, element(out, input.count * static_cast<std::size_t>(root), input.dtype), in,
+                 input.bytes());
+  grouped(s, [&](auto call) {
+    for (int r = 0; r < size(); ++r)
+      if (r != root)
+        call(ncclRecv(element(out, input.count * static_cast<std::size_t>(r), input.dtype),
+                      input.count, type, r, comm_->get(), comm_->stream()));
+  });
+  return s.finish();
+}
+
+Work NcclBackend::scatter(core::Buf input, core::Buf output, int root) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("scatter");
+  if (output.count == 0) return core::completed_work();
+  if (size() == 1) root = 0;
+  void* out = s.output(output, false);
+  const ncclDataType_t type = nccl_dtype(output.dtype);
+  if (rank() != root) {
+    grouped(s, [&](auto call) { call(ncclRecv(out, output.count, type, root, comm_->get(), comm_->stream())); });
+    return s.finish();
+  }
+  void* in = s.input(input);
+  copy_on_device(s, out, element(in, output.count * static_cast<std::size_t>(root), output.dtype),
+                 output.bytes());
+  grouped(s, [&](auto call) {
+    for (int r = 0; r < size(); ++r)
+      if (r != root)
+        call(ncclSend(element(in, output.count * static_cast<std::size_t>(r), output.dtype),
+                      output.count, type, r, comm_->get(), comm_->stream()));
+  });
+  return s.finish();
+}
+
+Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("all_to_all");
+  if (input.count == 0) return core::completed_work();
+  const std::size_t chunk = input.count / static_cast<std::size_t>(size());
+  void* in = s.input(input);
+  void* out = s.output(output, false);
+  const ncclDataType_t type = nccl_dtype(input.dtype);
+  const auto part = [&](void* base, int r) { return element(base, chunk * static_cast<std::size_t>(r), input.dtype); };
+  copy_on_device(s, part(out, rank()), part(in, rank()), chunk * dtype_size(input.dtype));
+  grouped(s, [&](auto call) {
+    for (int r = 0; r < size(); ++r) {
+      if (r == rank()) continue;
+      call(ncclSend(part(in, r), chunk, type, r, comm_->get(), comm_->stream()));
+      call(ncclRecv(part(out, r), chunk, type, r, comm_->get(), comm_->stream()));
+    }
+  });
+  return s.finish();
+}
+
+Work NcclBackend::all_gather_v(core::Buf input, core::Buf output,
+                               std::span<const std::size_t> counts) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin("all_gather_v");
+  if (output.count == 0) return core::completed_work();
+  const void* in = s.input(input);
+  void* out = s.output(output, false);
+  const ncclDataType_t type = nccl_dtype(input.dtype);
+  grouped(s, [&](auto call) {
+    std::size_t offset = 0;
+    for (int r = 0; r < size(); ++r) {
+      const std::size_t n = counts[static_cast<std::size_t>(r)];
+      if (n > 0)  // every rank skips the same empty contributions
+        call(ncclBroadcast(in, element(out, offset, input.dtype), n, type, r, comm_->get(),
+                           comm_->stream()));
+      offset += n;
+    }
+  });
+  return s.finish();
+}
+
+}  // namespace dist::real

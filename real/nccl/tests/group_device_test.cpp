@@ -1,0 +1,135 @@
+// The nccl backend on GPUs beyond single collectives: groups (ncclCommSplit), p2p, the object
+// helpers (host bytes staged, variable-size all_gather), init_dist's device choice, and a peer
+// that never arrives (TimeoutError naming the call, communicator aborted, no hang).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+
+#include "dist/init.hpp"
+#include "real/gloo/tests/process_util.hpp"
+#include "real/nccl/tests/nccl_test_util.hpp"
+
+namespace {
+
+using namespace nccl_test;
+
+TEST(NcclGroups, EvenRanksSplitOffAndReduceAmongThemselves) {
+  const int n = gpu_count();
+  if (const auto why = skip_reason(2); !why.empty()) GTEST_SKIP() << why;
+  const auto got = run(n, [&] {
+    std::vector<int> evens;
+    for (int r = 0; r < n; r += 2) evens.push_back(r);
+    dist::Group group = dist::new_group(evens);
+    std::vector<std::int64_t> v{dist::get_rank() + 1, 10};
+    if (group.is_member()) dist::all_reduce(v, dist::ReduceOp::sum, group);
+    dist::barrier();
+    return v;
+  });
+  std::int64_t even_sum = 0;
+  int evens = 0;
+  for (int r = 0; r < n; r += 2) even_sum += r + 1, ++evens;
+  for (int r = 0; r < n; ++r) {
+    const auto expected = r % 2 == 0 ? std::vector<std::int64_t>{even_sum, 10 * evens}
+                                     : std::vector<std::int64_t>{r + 1, 10};
+    EXPECT_EQ(got[static_cast<std::size_t>(r)], expected) << "rank " << r;
+  }
+}
+
+TEST(NcclP2P, RingPassesEachRanksValueToItsSuccessor) {
+  const int n = gpu_count();
+  if (const auto why = skip_reason(2); !why.empty()) GTEST_SKIP() << why;
+  const auto got = run(n, [&] {
+    const int me = dist::get_rank();
+    std::vector<float> out{static_cast<float>(me), 0.5f}, in(2);
+    // Even ranks send first, odd ranks receive first: one stream per communicator runs the
+    // calls in issue order, so the ring must not wait on itself.
+    if (me % 2 == 0) {
+      dist::send(std::span<float>(out), (me + 1) % n);
+      dist::recv(std::span<float>(in), (me + n - 1) % n);
+    } else {
+      dist::recv(std::span<float>(in), (me + n - 1) % n);
+      dist::send(std::span<float>(out), (me + 1) % n);
+    }
+    return in;
+  });
+  for (int r = 0; r < n; ++r)
+    EXPECT_EQ(got[static_cast<std::size_t>(r)], (std::vector<float>{static_cast<float>((r + n - 1) % n), 0.5f}));
+}
+
+TEST(NcclObjects, HelpersRunOverStagedHostBytes) {
+  const int n = gpu_count();
+  if (const auto why = skip_reason(2); !why.empty()) GTEST_SKIP() << why;
+  const auto got = run(n, [&] {
+    const int me = dist::get_rank();
+    // Different sizes per rank: the variable-size all_gather.
+    const auto all = dist::all_gather_object(std::string(static_cast<std::size_t>(me) * 3 + 1, 'a' + static_cast<char>(me)));
+    std::vector<std::map<std::string, int>> box{{{"from", me}}};
+    dist::broadcast_object_list(box, n - 1);
+    return std::pair{all, box[0].at("from")};
+  });
+  for (int r = 0; r < n; ++r) {
+    const auto& [all, from] = got[static_cast<std::size_t>(r)];
+    ASSERT_EQ(all.size(), static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k)
+      EXPECT_EQ(all[static_cast<std::size_t>(k)], std::string(static_cast<std::size_t>(k) * 3 + 1, 'a' + static_cast<char>(k)));
+    EXPECT_EQ(from, n - 1);
+  }
+}
+
+TEST(NcclFailures, APeerThatNeverArrivesTimesOutAndAbortsTheCommunicator) {
+  if (const auto why = skip_reason(2); !why.empty()) GTEST_SKIP() << why;
+  const auto timeout = std::chrono::milliseconds(10000);
+  const auto started = std::chrono::steady_clock::now();
+  std::atomic<bool> rank0_done{false};
+  const auto got = run(2, [&] {
+    std::string outcome;
+    if (dist::get_rank() == 1) {  // never joins the all_reduce; leaves once rank 0 has seen why
+      const auto limit = std::chrono::steady_clock::now() + timeout * 4;
+      while (!rank0_done && std::chrono::steady_clock::now() < limit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return outcome;
+    }
+    std::vector<int> v{1};
+    try {
+      dist::all_reduce(v);
+      outcome = "completed";
+    } catch (const dist::TimeoutError& e) {
+      outcome = std::string("timeout: ") + e.what();
+    }
+    try {
+      dist::all_reduce(v);
+      outcome += " | second call completed";
+    } catch (const dist::BackendError& e) {
+      outcome += std::string(" | ") + e.what();
+    }
+    rank0_done = true;
+    return outcome;
+  }, timeout);
+  const std::string& outcome = got[0];
+  EXPECT_EQ(outcome.rfind("timeout: ", 0), 0u) << outcome;
+  EXPECT_NE(outcome.find("all_reduce #1"), std::string::npos) << outcome;
+  EXPECT_NE(outcome.find("was aborted"), std::string::npos) << outcome;
+  EXPECT_NE(outcome.find("all_reduce #2"), std::string::npos) << outcome;  // refused: aborted
+  EXPECT_EQ(outcome.find("second call completed"), std::string::npos) << outcome;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, timeout * 4) << "took too long";
+}
+
+TEST(NcclInitDist, PicksTheDeviceOfTheLocalRank) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  using process_test::ScopedEnv;
+  const int local_rank = 1;
+  ScopedEnv rank("RANK", "0"), world("WORLD_SIZE", "1"), local("LOCAL_RANK", std::to_string(local_rank)),
+      addr("MASTER_ADDR", "127.0.0.1"), port("MASTER_PORT", std::to_string(process_test::free_port()));
+  dist::init_dist("pytorch", dist::Backend::nccl);
+  EXPECT_EQ(dist::get_comm_device(), dist::Device::cuda(local_rank % gpu_count()));
+  EXPECT_EQ(dist::get_backend(), dist::Backend::nccl);
+  std::vector<int> v{3};
+  dist::all_reduce(v);
+  EXPECT_EQ(v, std::vector<int>{3});
+  dist::destroy_dist();
+  EXPECT_FALSE(dist::is_distributed());
+}
+
+}  // namespace

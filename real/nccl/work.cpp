@@ -1,0 +1,77 @@
+// NcclWork: event polling through the communicator's deadline, then the copies back to the host
+// on the communicator's copy stream (the main stream may hold later operations by then).
+#include "real/nccl/work.hpp"
+
+#include "real/nccl/errors.hpp"
+
+namespace dist::real {
+
+NcclWork::NcclWork(std::shared_ptr<Communicator> comm, std::string operation,
+                   std::vector<CopyBack> copies, std::vector<void*> device_memory)
+    : comm_(std::move(comm)), operation_(std::move(operation)), copies_(std::move(copies)),
+      device_memory_(std::move(device_memory)) {
+  cudaError_t e = cudaEventCreateWithFlags(&event_, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventRecord(event_, comm_->stream());
+  if (e != cudaSuccess) {
+    if (event_) (void)cudaEventDestroy(event_);
+    event_ = nullptr;
+    comm_->abort("a CUDA error recording the event of " + operation_);
+    throw_cuda_error(e, operation_);
+  }
+}
+
+NcclWork::~NcclWork() {
+  // Never waited for: free the staging memory in stream order (after the operation).
+  for (void* p : device_memory_) (void)cudaFreeAsync(p, comm_->stream());
+  if (event_) (void)cudaEventDestroy(event_);
+}
+
+bool NcclWork::event_done() {
+  const cudaError_t e = cudaEventQuery(event_);
+  if (e == cudaErrorNotReady) return false;
+  check_cuda(e, operation_);
+  return true;
+}
+
+void NcclWork::finish() {
+  for (const CopyBack& c : copies_)
+    check_cuda(cudaMemcpyAsync(c.host, c.device, c.bytes, cudaMemcpyDeviceToHost, comm_->copy_stream()),
+               operation_ + ": copying the result back to the host");
+  // The copies read finished results on an otherwise idle stream: this returns promptly.
+  if (!copies_.empty())
+    check_cuda(cudaStreamSynchronize(comm_->copy_stream()), operation_ + ": copying back");
+  for (void* p : device_memory_) (void)cudaFreeAsync(p, comm_->copy_stream());
+  device_memory_.clear();
+  copies_.clear();
+}
+
+void NcclWork::wait() {
+  std::lock_guard lock(mutex_);
+  if (!done_) {
+    try {
+      DeviceGuard guard(comm_->spec().device);
+      comm_->wait_until([&] { return event_done(); }, operation_);
+      finish();
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    done_ = true;
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+bool NcclWork::is_completed() {
+  std::lock_guard lock(mutex_);
+  if (done_) return true;
+  try {
+    DeviceGuard guard(comm_->spec().device);
+    if (!event_done()) return false;
+    finish();
+  } catch (...) {
+    error_ = std::current_exception();
+  }
+  done_ = true;
+  return true;
+}
+
+}  // namespace dist::real

@@ -1,0 +1,51 @@
+// The Work of an nccl operation: a CUDA event recorded on the communicator's stream after it.
+// wait() polls the event against the deadline (aborting the communicator on a timeout or an
+// NCCL error), then copies staged results back to the host and frees the staging memory.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/work_state.hpp"
+#include "real/nccl/comm.hpp"
+
+namespace dist::real {
+
+// A result staged in device memory that belongs in host memory once the operation is done.
+struct CopyBack {
+  void* host = nullptr;
+  const void* device = nullptr;
+  std::size_t bytes = 0;
+};
+
+class NcclWork final : public detail::WorkState {
+ public:
+  // Records the event on comm's stream now. `copies` run after completion; `device_memory` (from
+  // cudaMallocAsync) is freed after the copies.
+  NcclWork(std::shared_ptr<Communicator> comm, std::string operation, std::vector<CopyBack> copies,
+           std::vector<void*> device_memory);
+  ~NcclWork() override;
+
+  void wait() override;
+  bool is_completed() override;
+
+ private:
+  bool event_done();  // cudaEventQuery; throws on a CUDA error
+  void finish();      // the copies back and the frees (after the event)
+
+  std::shared_ptr<Communicator> comm_;
+  std::string operation_;
+  std::vector<CopyBack> copies_;
+  std::vector<void*> device_memory_;
+  cudaEvent_t event_ = nullptr;
+  std::mutex mutex_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace dist::real

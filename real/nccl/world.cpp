@@ -1,0 +1,55 @@
+// make_nccl_world: the world communicator on the current device, its unique id exchanged through
+// the job's store under "nccl/world"; and the device probing behind the no-GPU messages.
+#include "real/nccl/world.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <numeric>
+
+#include "dist/errors.hpp"
+#include "real/nccl/backend.hpp"
+#include "real/nccl/connect.hpp"
+#include "real/nccl/errors.hpp"
+
+namespace dist::real {
+
+bool nccl_built() { return true; }
+
+std::string nccl_unavailable_reason() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess)
+    return "no GPU present: cudaGetDeviceCount returned " + cuda_error_text(e);
+  if (count == 0) return "no GPU present: cudaGetDeviceCount found 0 devices";
+  return "";
+}
+
+void require_nccl() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    throw BackendError("init_process_group(nccl): " + nccl_unavailable_reason(),
+                       static_cast<int>(e));
+}
+
+void select_nccl_device(int local_rank) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || local_rank < 0) return;
+  check_cuda(cudaSetDevice(local_rank % count),
+             "init_dist: selecting cuda:" + std::to_string(local_rank % count) + " for local rank " +
+                 std::to_string(local_rank));
+}
+
+std::shared_ptr<core::Backend> make_nccl_world(const WorldSpec& spec) {
+  require_nccl();
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "init: reading the current device");
+  CommSpec comm{std::vector<int>(static_cast<std::size_t>(spec.world_size)), spec.rank, device,
+                spec.timeout};
+  std::iota(comm.global_ranks.begin(), comm.global_ranks.end(), 0);
+  core::PrefixStore store("nccl/world", spec.store);
+  const ncclUniqueId id = exchange_unique_id(store, comm);
+  return std::make_shared<NcclBackend>(Communicator::create(id, std::move(comm)));
+}
+
+}  // namespace dist::real

@@ -1,0 +1,26 @@
+// The nccl backend's entry points for real/world.cpp and init_dist: whether it was built, why it
+// cannot run here, device selection from the local rank, and the world backend of one rank.
+// Without CUDA/NCCL (unavailable.cpp) they exist too and say "dist was built without nccl: ...".
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/backend.hpp"
+#include "real/world.hpp"
+
+namespace dist::real {
+
+bool nccl_built();
+// Empty when the nccl backend can run in this process; else why not: "dist was built without
+// nccl: ..." or "no GPU present: cudaGetDeviceCount returned ...".
+std::string nccl_unavailable_reason();
+// BackendError("init_process_group(nccl): <reason>") when nccl cannot run here.
+void require_nccl();
+// Makes device local_rank % (number of GPUs) current on the calling thread (MMEngine's
+// torch.cuda.set_device); does nothing when there is no GPU (init then says why).
+void select_nccl_device(int local_rank);
+// Connects rank spec.rank of the nccl world on the calling thread's current CUDA device.
+std::shared_ptr<core::Backend> make_nccl_world(const WorldSpec& spec);
+
+}  // namespace dist::real
