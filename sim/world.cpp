@@ -12,6 +12,9 @@
 namespace dist::sim {
 
 namespace {
+// Ops moving at most this many bytes in one chunk run on the rank that completes their arrival.
+constexpr std::size_t inline_bytes = 16 * 1024;
+
 std::vector<int> iota_ranks(int begin, int count) {
   std::vector<int> out(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = begin + i;
@@ -25,7 +28,10 @@ World::World(const Cluster& cluster)
       schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull) {
   if (!cluster.trace.empty()) trace_.emplace();
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  spin_rounds_ = cluster.world_size() <= cores ? 200 : 0;
+  const int n = cluster.world_size();
+  const bool fits = n <= cores;
+  yield_rounds_ = fits ? 200 : n <= 8 * cores ? 16 : 0;
+  polls_per_yield_ = fits ? 64 : 1;
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),
@@ -183,8 +189,11 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op) {
     op->new_comm = make_comm(name + "}", std::move(members));
   }
   op->plan = make_plan(*op);
-  if (op->plan.chunks == 0 || deterministic()) {
-    // One rank runs at a time in deterministic mode: the arriving rank moves all the data.
+  // One rank runs at a time in deterministic mode, and a small op is over sooner than waiters
+  // could claim its chunk: the arriving rank moves all the data.
+  const std::size_t bytes = first.count * dtype_size(first.dtype) * op->calls.size();
+  const bool small = op->plan.chunks == 1 && bytes <= inline_bytes;
+  if (op->plan.chunks == 0 || deterministic() || small) {
     for (std::size_t c = 0; c < op->plan.chunks; ++c) op->plan.run(c);
     complete(*op);
     return;

@@ -76,6 +76,8 @@ class World {
   void check_deadlock();
   void fail_on_timeout(const std::shared_ptr<Op>& op, int rank);
   bool execute_chunk(Op& op);
+  enum class Poll { waiting, worked, finished };
+  Poll poll(Op& op);
   std::shared_ptr<Op> next_runnable();
   std::string rank_activity(int rank) const;
 
@@ -101,10 +103,12 @@ class World {
   std::vector<std::weak_ptr<Comm>> comms_;
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
   std::optional<Trace> trace_;
-  // Concurrent mode: how often a waiter polls before it blocks. Spinning pays only while every
-  // rank can have a core; an oversubscribed world blocks at once so the ranks that can make
-  // progress get the cores.
-  int spin_rounds_ = 0;
+  // Concurrent mode: how a waiter polls before it blocks: yield_rounds_ times it polls
+  // polls_per_yield_ times and yields the core. Spinning pays while every rank can have a core;
+  // an oversubscribed world yields only a few times (so the ranks that can progress get the
+  // cores) and a much larger one blocks at once.
+  int yield_rounds_ = 0;
+  int polls_per_yield_ = 1;
   // Deterministic mode.
   std::mt19937_64 schedule_rng_;
   int baton_ = -1;          // the rank allowed to run

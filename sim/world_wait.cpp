@@ -57,12 +57,24 @@ void World::wait(int rank, const std::shared_ptr<Op>& op) {
     wait_concurrent(rank, op);
 }
 
+// One look at `op` without the lock: finished (its error rethrown), one of its chunks run, or
+// nothing to do yet.
+World::Poll World::poll(Op& op) {
+  const auto s = op.state.load(std::memory_order_acquire);
+  if (s == Op::State::done) return Poll::finished;
+  if (s == Op::State::failed) std::rethrow_exception(op.error);
+  return s == Op::State::ready && execute_chunk(op) ? Poll::worked : Poll::waiting;
+}
+
 void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
-  for (int i = 0; i < spin_rounds_; ++i) {
-    const auto s = op->state.load(std::memory_order_acquire);
-    if (s == Op::State::done) return;
-    if (s == Op::State::failed) std::rethrow_exception(op->error);
-    if (s == Op::State::ready && execute_chunk(*op)) continue;
+  // Poll a few times between yields: a peer running on another core answers within a poll, and
+  // the yields hand the core to a peer that waits for one (the machine may be busy).
+  for (int round = 0; round < yield_rounds_; ++round) {
+    for (int i = 0; i < polls_per_yield_; ++i) {
+      const Poll p = poll(*op);
+      if (p == Poll::finished) return;
+      if (p == Poll::worked) i = 0;  // progress: keep helping before yielding
+    }
     std::this_thread::yield();
   }
   std::unique_lock lock(mutex_);

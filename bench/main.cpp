@@ -1,0 +1,65 @@
+// dist_bench: registers the suite for the chosen profile (--profile=smoke|full, or the
+// DIST_BENCH_PROFILE environment variable; smoke by default), runs it and closes the worlds.
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench/harness.hpp"
+#include "bench/register.hpp"
+
+namespace dist::bench {
+
+void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn) {
+  benchmark::RegisterBenchmark(name.c_str(), [fn = std::move(fn)](benchmark::State& state) {
+    try {
+      fn(state);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      close_worlds();  // a failed world is not reused
+    }
+  })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(min_time_s());
+}
+
+}  // namespace dist::bench
+
+namespace {
+// Removes --profile=... from argv (Google Benchmark rejects flags it does not know).
+dist::bench::Profile take_profile(int& argc, char** argv) {
+  std::string value;
+  if (const char* env = std::getenv("DIST_BENCH_PROFILE")) value = env;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--profile=", 10) == 0) value = argv[i] + 10;
+    else argv[kept++] = argv[i];
+  }
+  argc = kept;
+  if (value.empty() || value == "smoke") return dist::bench::Profile::smoke;
+  if (value == "full") return dist::bench::Profile::full;
+  std::cerr << "dist_bench: unknown profile '" << value << "' (smoke or full)\n";
+  std::exit(2);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dist::bench;
+  set_profile(take_profile(argc, argv));
+  register_memcpy();
+  register_collectives(Backend::sim);
+  register_helpers(Backend::sim);
+  if (gloo_available()) {
+    register_collectives(Backend::gloo);
+    register_helpers(Backend::gloo);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("dist_profile", profile() == Profile::smoke ? "smoke" : "full");
+  benchmark::RunSpecifiedBenchmarks();
+  close_worlds();
+  benchmark::Shutdown();
+  return 0;
+}
