@@ -1,12 +1,16 @@
-# Installation: headers, the dist::dist and dist::sim libraries, and a CMake package so another
-# project can `find_package(dist)` and link dist::dist / dist::sim.
+# Installation: headers, the dist::dist, dist::sim and dist::real libraries (with the static
+# backend libraries dist::real links), the distrun launcher, and a CMake package so another
+# project can `find_package(dist)` and link dist::dist / dist::sim / dist::real.
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/dist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS dist_core dist_sim EXPORT distTargets
+# dist_gloo is static and linked privately by dist_real: a consumer's link line needs it (and, when
+# built with gloo, Gloo itself, which distConfig.cmake finds).
+install(TARGETS dist_core dist_sim dist_real dist_gloo EXPORT distTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT distTargets NAMESPACE dist:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dist)
+install(TARGETS distrun RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 configure_package_config_file(cmake/distConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/distConfig.cmake

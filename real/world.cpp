@@ -2,6 +2,8 @@
 // and build the context (world group; no local group: the launcher's layout is init_dist's).
 #include "real/world.hpp"
 
+#include <signal.h>
+
 #include <random>
 
 #include "core/init/rendezvous.hpp"
@@ -13,6 +15,15 @@
 namespace dist::real {
 
 namespace {
+// Gloo writes to its sockets without MSG_NOSIGNAL: a peer that died would kill this process with
+// SIGPIPE instead of raising RankFailure. Python (hence torch) ignores SIGPIPE; do the same, unless
+// the program installed a handler of its own.
+void ignore_sigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    ::signal(SIGPIPE, SIG_IGN);
+}
+
 std::shared_ptr<core::Backend> make_backend(const WorldSpec& spec) {
   switch (spec.backend) {
     case dist::Backend::gloo: return make_gloo_world(spec);
@@ -28,6 +39,7 @@ std::shared_ptr<core::Backend> make_backend(const WorldSpec& spec) {
 }  // namespace
 
 std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
+  ignore_sigpipe();
   auto backend = make_backend(spec);
   auto context = std::make_shared<core::Context>();
   context->kind = spec.backend;

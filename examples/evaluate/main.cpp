@@ -1,12 +1,15 @@
 // A distributed evaluation loop as MMEngine users write it, on a simulated 2 × 3 cluster: a
 // DefaultSampler-style padded split, per-rank predictions, collect_results to rank 0 (cpu and gpu),
 // metrics shared with broadcast_object_list, losses averaged with all_reduce_dict. Self-checking.
+// With --launcher pytorch|mpi the same loop runs as one process of a real (gloo) world instead.
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "../common/launch_option.hpp"
 #include "dist/dist.hpp"
+#include "dist/init.hpp"
 #include "dist/sim.hpp"
 
 namespace {
@@ -86,48 +89,86 @@ RankReport run_rank() {
   return report;
 }
 
-}  // namespace
+// The single-process answers for a world of `world` ranks.
+struct Expected {
+  std::map<std::string, double> metrics;
+  double rank_mean = 0;  // every rank's mean loss, averaged over ranks
+};
 
-int main() {
-  // The single-process answers.
+Expected expected_for(int world) {
   std::vector<Prediction> all;
   for (int i = 0; i < num_samples; ++i) all.push_back(predict(i));
-  const std::map<std::string, double> expected{{"accuracy", accuracy(all)},
-                                               {"loss", mean_loss(all)}};
-  double expected_rank_mean = 0;
-  for (int r = 0; r < cluster.world_size(); ++r) {
+  Expected e{{{"accuracy", accuracy(all)}, {"loss", mean_loss(all)}}, 0};
+  for (int r = 0; r < world; ++r) {
     std::vector<Prediction> part;
-    for (int index : sampler_indices(r, cluster.world_size())) part.push_back(predict(index));
-    expected_rank_mean += mean_loss(part);
+    for (int index : sampler_indices(r, world)) part.push_back(predict(index));
+    e.rank_mean += mean_loss(part);
   }
-  expected_rank_mean /= cluster.world_size();
+  e.rank_mean /= world;
+  return e;
+}
 
-  const auto reports = dist::sim::run(cluster, run_rank);
-  int mismatches = 0;
-  for (std::size_t r = 0; r < reports.size(); ++r) {
-    const auto& rep = reports[r];
-    const double averaged = rep.losses.at("loss");
-    const bool ok = rep.metrics_cpu == expected && rep.metrics_gpu == expected && rep.order_ok &&
-                    averaged > expected_rank_mean - 1e-12 && averaged < expected_rank_mean + 1e-12;
-    if (!ok) {
-      ++mismatches;
-      std::printf("rank %zu: MISMATCH (accuracy cpu %.6f gpu %.6f, averaged loss %.6f)\n", r,
-                  rep.metrics_cpu.count("accuracy") ? rep.metrics_cpu.at("accuracy") : -1.0,
-                  rep.metrics_gpu.count("accuracy") ? rep.metrics_gpu.at("accuracy") : -1.0,
-                  averaged);
-    }
-  }
-  std::printf("evaluate: %d samples on %d nodes x %d ranks (padded to %zu per rank)\n", num_samples,
-              cluster.nodes, cluster.ranks_per_node,
-              sampler_indices(0, cluster.world_size()).size());
+bool check(const RankReport& rep, const Expected& e, int rank) {
+  const double averaged = rep.losses.at("loss");
+  const bool ok = rep.metrics_cpu == e.metrics && rep.metrics_gpu == e.metrics && rep.order_ok &&
+                  averaged > e.rank_mean - 1e-12 && averaged < e.rank_mean + 1e-12;
+  if (!ok)
+    std::printf("rank %d: MISMATCH (accuracy cpu %.6f gpu %.6f, averaged loss %.6f)\n", rank,
+                rep.metrics_cpu.count("accuracy") ? rep.metrics_cpu.at("accuracy") : -1.0,
+                rep.metrics_gpu.count("accuracy") ? rep.metrics_gpu.at("accuracy") : -1.0, averaged);
+  return ok;
+}
+
+void print_summary(const RankReport& rank0, const Expected& e, const std::string& where, int world,
+                   int mismatches) {
+  std::printf("evaluate: %d samples on %s (padded to %zu per rank)\n", num_samples, where.c_str(),
+              sampler_indices(0, world).size());
   std::printf("  accuracy  distributed cpu %.6f, gpu %.6f, single-process %.6f\n",
-              reports[0].metrics_cpu.at("accuracy"), reports[0].metrics_gpu.at("accuracy"),
-              expected.at("accuracy"));
-  std::printf("  loss      distributed %.6f, single-process %.6f\n",
-              reports[0].metrics_cpu.at("loss"), expected.at("loss"));
+              rank0.metrics_cpu.at("accuracy"), rank0.metrics_gpu.at("accuracy"),
+              e.metrics.at("accuracy"));
+  std::printf("  loss      distributed %.6f, single-process %.6f\n", rank0.metrics_cpu.at("loss"),
+              e.metrics.at("loss"));
   std::printf("  per-rank mean loss averaged with all_reduce_dict: %.6f (expected %.6f)\n",
-              reports[0].losses.at("loss"), expected_rank_mean);
+              rank0.losses.at("loss"), e.rank_mean);
   std::printf("%s\n",
               mismatches == 0 ? "OK: every rank agrees with the single-process answer" : "FAILED");
+}
+
+// Under a launcher: this process is one rank; rank 0 prints the summary for all.
+int run_as_launched_rank(const examples::LaunchOption& option) {
+  try {
+    dist::init_dist(option.launcher, option.backend);
+    const int rank = dist::get_rank(), world = dist::get_world_size();
+    const RankReport report = run_rank();
+    std::vector<int> mismatches{check(report, expected_for(world), rank) ? 0 : 1};
+    dist::all_reduce(mismatches);
+    if (rank == 0)
+      print_summary(report, expected_for(world),
+                    std::to_string(world) + " ranks (" + option.launcher + " launcher, " +
+                        std::string(dist::to_string(option.backend)) + ")",
+                    world, mismatches[0]);
+    dist::destroy_dist();
+    return mismatches[0] == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "evaluate: FAILED\n%s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto option = examples::parse_launch_option(argc, argv, "evaluate");
+  if (option.real()) return run_as_launched_rank(option);
+  const int world = cluster.world_size();
+  const Expected expected = expected_for(world);
+  const auto reports = dist::sim::run(cluster, run_rank);
+  int mismatches = 0;
+  for (std::size_t r = 0; r < reports.size(); ++r)
+    mismatches += check(reports[r], expected, static_cast<int>(r)) ? 0 : 1;
+  print_summary(reports[0], expected,
+                std::to_string(cluster.nodes) + " nodes x " + std::to_string(cluster.ranks_per_node) +
+                    " ranks",
+                world, mismatches);
   return mismatches == 0 ? 0 : 1;
 }

@@ -21,6 +21,8 @@ inline constexpr std::chrono::milliseconds default_pg_timeout{std::chrono::minut
 //   "file:///path"     a store in a file every rank can reach (removed when all are done).
 // rank/world_size of -1 come from the environment (env://) or the URL's ?rank=&world_size=.
 // `timeout` bounds the rendezvous and every later collective (TimeoutError past it).
+// SIGPIPE, if it has its default action, is set to ignored (as Python does for torch): a write to
+// a dead peer's socket must raise RankFailure, not kill the process.
 // Errors: InvalidArgument (bad URL or rank, a missing environment variable, which it names;
 // already initialised), TimeoutError (ranks that never arrived), BackendError (a backend that was
 // not built, a port in use).

@@ -1,0 +1,57 @@
+// rank_environment and free_port.
+#include "real/launch/environment.hpp"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace dist::launch {
+
+EnvVars rank_environment(const Options& options, int local_rank, int port) {
+  const int rank = options.node_rank * options.nproc + local_rank;
+  return {
+      {"RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(options.nnodes * options.nproc)},
+      {"LOCAL_RANK", std::to_string(local_rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(options.nproc)},
+      {"GROUP_RANK", std::to_string(options.node_rank)},
+      {"MASTER_ADDR", options.master_addr},
+      {"MASTER_PORT", std::to_string(port)},
+  };
+}
+
+int free_port(const std::string& addr) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(addr.c_str(), "0", &hints, &found); rc != 0)
+    throw std::runtime_error("cannot resolve '" + addr + "': " + ::gai_strerror(rc));
+  int port = 0;
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr && port == 0; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+      char service[16] = {};
+      ::getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, nullptr, 0, service, sizeof service,
+                    NI_NUMERICSERV);
+      port = std::atoi(service);
+    } else {
+      why = std::strerror(errno);
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (port == 0) throw std::runtime_error("cannot bind a port on '" + addr + "': " + why);
+  return port;
+}
+
+}  // namespace dist::launch

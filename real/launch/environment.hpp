@@ -1,0 +1,23 @@
+// The torchrun-style environment distrun gives each local process, and a free TCP port for the
+// rendezvous when none is given.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "real/launch/options.hpp"
+
+namespace dist::launch {
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;
+
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT for local
+// process `local_rank` of this node, with the rendezvous at options.master_addr:`port`.
+EnvVars rank_environment(const Options& options, int local_rank, int port);
+
+// A TCP port that was free on `addr` a moment ago (bound to port 0 and released); throws
+// std::runtime_error when `addr` cannot be bound.
+int free_port(const std::string& addr);
+
+}  // namespace dist::launch
