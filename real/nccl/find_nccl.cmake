@@ -1,14 +1,17 @@
 # Detects what the nccl backend needs (nvcc, NCCL, Thrust, the CUDA runtime) under DIST_CUDA_ROOT
 # and sets DIST_WITH_NCCL; when on, enables CUDA. Included from the top level (enable_language must
-# run at the top). Without them DIST_NCCL_MISSING says why, and real/nccl builds its stub.
+# run there). When something is missing DIST_NCCL_MISSING says what, and real/nccl builds its stub.
 set(DIST_CUDA_ROOT "/usr/local/cuda" CACHE PATH "Where CUDA (nvcc, NCCL, Thrust) is installed")
 set(DIST_NCCL_MISSING "")
 
-if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS "${DIST_CUDA_ROOT}/bin/nvcc")
-  set(CMAKE_CUDA_COMPILER "${DIST_CUDA_ROOT}/bin/nvcc" CACHE FILEPATH "The CUDA compiler")
+# check_language compiles a test program, so a broken nvcc also falls back to the stub.
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS "${DIST_CUDA_ROOT}/bin/nvcc")
+  set(ENV{CUDACXX} "${DIST_CUDA_ROOT}/bin/nvcc")
 endif()
-if(NOT CMAKE_CUDA_COMPILER OR NOT EXISTS "${CMAKE_CUDA_COMPILER}")
-  set(DIST_NCCL_MISSING "nvcc was not found at ${DIST_CUDA_ROOT}/bin/nvcc")
+include(CheckLanguage)
+check_language(CUDA)
+if(NOT CMAKE_CUDA_COMPILER)
+  set(DIST_NCCL_MISSING "no working nvcc was found (looked for ${DIST_CUDA_ROOT}/bin/nvcc)")
 endif()
 
 if(NOT DIST_NCCL_MISSING)
@@ -26,7 +29,7 @@ if(NOT DIST_NCCL_MISSING)
   list(PREPEND CMAKE_PREFIX_PATH "${DIST_CUDA_ROOT}")
   find_package(Thrust 3 CONFIG QUIET)
   if(NOT CUDAToolkit_FOUND)
-    set(DIST_NCCL_MISSING "the CUDA runtime (CUDA::cudart) was not found under ${DIST_CUDA_ROOT}")
+    set(DIST_NCCL_MISSING "the CUDA runtime (libcudart) was not found under ${DIST_CUDA_ROOT}")
   elseif(NOT Thrust_FOUND)
     set(DIST_NCCL_MISSING "Thrust 3 (CUDA's CCCL) was not found under ${DIST_CUDA_ROOT}")
   endif()
@@ -49,7 +52,7 @@ if(DIST_WITH_NCCL)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures to build device code for")
   endif()
-  # CMake 3.25 does not know nvcc's C++20 flag; the .cu files are C++17 anyway.
+  # CMake 3.25 does not know nvcc's C++20 flag; the .cu file is built as C++17 anyway.
   set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   enable_language(CUDA)

@@ -1,9 +1,11 @@
 // The nccl backend on GPUs: a one-rank world calling the backend directly, and every collective
 // on a world of one rank per GPU (host and device data), compared with reference/ on exact-sum
-// inputs. Each test skips, saying why, when the GPUs it needs are not present.
+// inputs; the device kernels (bitwise folds, integer mean) on one GPU against a host computation. Each test skips, saying why, when the GPUs it needs are not present.
 #include <gtest/gtest.h>
 
 #include "core/context.hpp"
+#include "real/nccl/kernels.hpp"
+#include "real/nccl/mapping.hpp"
 #include "real/nccl/tests/nccl_test_util.hpp"
 
 namespace {
@@ -46,6 +48,68 @@ TEST(NcclWorldOfOne, EveryOperationRunsThroughNccl) {
     return 0;
   });
   EXPECT_EQ(results.size(), 1u);
+}
+
+template <class T> class NcclKernelsOnDevice : public ::testing::Test {};
+using IntTypes = ::testing::Types<std::int8_t, std::uint8_t, std::int32_t, std::uint32_t,
+                                  std::int64_t, std::uint64_t>;
+TYPED_TEST_SUITE(NcclKernelsOnDevice, IntTypes, DTypeName);
+
+// integer_finish on the current GPU: `in` holds `slices` slices of `count` elements.
+template <class T>
+std::vector<T> finish_on_device(const std::vector<T>& in, std::size_t count, int slices,
+                                dist::real::kernels::Fold fold, long long divisor, bool in_place) {
+  DeviceVector<T> src(in);
+  DeviceVector<T> dst{std::vector<T>(count)};
+  void* out = in_place ? src.tensor().data() : dst.tensor().data();
+  cudaStream_t stream = nullptr;
+  EXPECT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  EXPECT_EQ(dist::real::kernels::integer_finish(dist::real::kernel_int_type(dist::dtype_v<T>), out,
+                                                src.tensor().data(), count, slices, count, fold,
+                                                divisor, stream),
+            cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  (void)cudaStreamDestroy(stream);
+  auto result = in_place ? src.to_host() : dst.to_host();
+  result.resize(count);
+  return result;
+}
+
+TYPED_TEST(NcclKernelsOnDevice, FoldsSlicesAndDividesTruncatingTowardZero) {
+  using T = TypeParam;
+  using dist::real::kernels::Fold;
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  const std::size_t count = 257;
+  const int slices = 3;
+  std::vector<T> in;
+  for (int s = 0; s < slices; ++s) {
+    const auto part = input<T>(s, count, 42);
+    in.insert(in.end(), part.begin(), part.end());
+  }
+  for (const Fold fold : {Fold::band, Fold::bor, Fold::bxor})
+    for (const long long divisor : {1LL, 3LL}) {
+      std::vector<T> expected(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        T acc = in[i];
+        for (int s = 1; s < slices; ++s) {
+          const T x = in[static_cast<std::size_t>(s) * count + i];
+          acc = static_cast<T>(fold == Fold::band ? (acc & x) : fold == Fold::bor ? (acc | x) : (acc ^ x));
+        }
+        if constexpr (std::is_signed_v<T>) expected[i] = static_cast<T>(static_cast<std::int64_t>(acc) / divisor);
+        else expected[i] = static_cast<T>(static_cast<std::uint64_t>(acc) / static_cast<std::uint64_t>(divisor));
+      }
+      EXPECT_EQ(finish_on_device(in, count, slices, fold, divisor, false), expected)
+          << "fold " << static_cast<int>(fold) << ", divisor " << divisor;
+    }
+  // The integer mean's division alone, in place (one slice).
+  const std::vector<T> one(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(count));
+  std::vector<T> divided(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if constexpr (std::is_signed_v<T>) divided[i] = static_cast<T>(static_cast<std::int64_t>(one[i]) / 4);
+    else divided[i] = static_cast<T>(static_cast<std::uint64_t>(one[i]) / 4u);
+  }
+  EXPECT_EQ(finish_on_device(one, count, 1, Fold::none, 4, true), divided);
 }
 
 template <class T> class NcclCollectives : public ::testing::Test {};
