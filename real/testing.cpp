@@ -6,6 +6,7 @@
 
 #include "core/context.hpp"
 #include "core/store/hash_store.hpp"
+#include "real/nccl/world.hpp"
 #include "real/world.hpp"
 
 namespace dist::real {
@@ -21,6 +22,7 @@ std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
     for (int rank = 0; rank < n; ++rank)
       threads.emplace_back([&, rank] {
         try {
+          if (backend == dist::Backend::nccl) select_nccl_device(rank);  // a GPU per rank
           auto context = make_world_context({backend, store, rank, n, timeout, ""});
           core::ContextBinding binding(context.get());
           fn(rank);
