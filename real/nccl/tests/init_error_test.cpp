@@ -8,6 +8,7 @@
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
 #include "real/nccl/world.hpp"
+#include "real/testing.hpp"
 
 namespace {
 
@@ -46,6 +47,23 @@ TEST(NcclInit, SaysWhyItCannotRunOrComesUp) {
   dist::barrier();
   dist::destroy_dist();
   EXPECT_FALSE(dist::is_distributed());
+}
+
+TEST(NcclInit, ThreadRanksSayWhyTheyCannotConnect) {
+  const std::string why = dist::real::nccl_unavailable_reason();
+  if (why.empty()) GTEST_SKIP() << "a GPU is present: the device tests connect thread ranks";
+  const auto errors = dist::real::run_ranks(dist::Backend::nccl, 2, 5s, [](int rank) {
+    ADD_FAILURE() << "rank " << rank << " connected although: " << dist::real::nccl_unavailable_reason();
+  });
+  ASSERT_EQ(errors.size(), 2u);
+  for (const auto& error : errors) {
+    ASSERT_TRUE(error);
+    try {
+      std::rethrow_exception(error);
+    } catch (const dist::BackendError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(NcclInit, ReasonMatchesTheBuild) {
