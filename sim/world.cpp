@@ -29,9 +29,9 @@ World::World(const Cluster& cluster)
   if (!cluster.trace.empty()) trace_.emplace();
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int n = cluster.world_size();
-  const bool fits = n <= cores;
-  yield_rounds_ = fits ? 200 : n <= 8 * cores ? 16 : 0;
-  polls_per_yield_ = fits ? 64 : 1;
+  spare_cores_ = n <= cores;
+  yield_rounds_ = spare_cores_ ? 200 : n <= 8 * cores ? 16 : 0;
+  polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield measured slower (2 ranks)
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),

@@ -76,7 +76,7 @@ class World {
   void check_deadlock();
   void fail_on_timeout(const std::shared_ptr<Op>& op, int rank);
   bool execute_chunk(Op& op);
-  enum class Poll { waiting, worked, finished };
+  enum class Poll { waiting, worked, claimed, finished };
   Poll poll(Op& op);
   std::shared_ptr<Op> next_runnable();
   std::string rank_activity(int rank) const;
@@ -107,6 +107,7 @@ class World {
   // polls_per_yield_ times and yields the core. Spinning pays while every rank can have a core;
   // an oversubscribed world yields only a few times (so the ranks that can progress get the
   // cores) and a much larger one blocks at once.
+  bool spare_cores_ = false;  // every rank can have a core
   int yield_rounds_ = 0;
   int polls_per_yield_ = 1;
   // Deterministic mode.

@@ -57,25 +57,30 @@ void World::wait(int rank, const std::shared_ptr<Op>& op) {
     wait_concurrent(rank, op);
 }
 
-// One look at `op` without the lock: finished (its error rethrown), one of its chunks run, or
-// nothing to do yet.
+// One look at `op` without the lock: finished (its error rethrown), one of its chunks run, every
+// chunk already claimed by other ranks, or still gathering its arrivals.
 World::Poll World::poll(Op& op) {
   const auto s = op.state.load(std::memory_order_acquire);
   if (s == Op::State::done) return Poll::finished;
   if (s == Op::State::failed) std::rethrow_exception(op.error);
-  return s == Op::State::ready && execute_chunk(op) ? Poll::worked : Poll::waiting;
+  if (s != Op::State::ready) return Poll::waiting;
+  return execute_chunk(op) ? Poll::worked : Poll::claimed;
 }
 
 void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
   // Poll a few times between yields: a peer running on another core answers within a poll, and
   // the yields hand the core to a peer that waits for one (the machine may be busy).
-  for (int round = 0; round < yield_rounds_; ++round) {
-    for (int i = 0; i < polls_per_yield_; ++i) {
-      const Poll p = poll(*op);
-      if (p == Poll::finished) return;
-      if (p == Poll::worked) i = 0;  // progress: keep helping before yielding
+  // In an oversubscribed world, a rank whose op only waits for the last chunks blocks at once:
+  // the ranks running them need the cores more than it needs to notice early.
+  for (int round = 0, polls = 0; round < yield_rounds_;) {
+    const Poll p = poll(*op);
+    if (p == Poll::finished) return;
+    if (p == Poll::worked) continue;  // progress: keep helping
+    if (p == Poll::claimed && !spare_cores_) break;
+    if (++polls % polls_per_yield_ == 0) {
+      std::this_thread::yield();
+      ++round;
     }
-    std::this_thread::yield();
   }
   std::unique_lock lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
