@@ -2,18 +2,39 @@
 #include "real/testing.hpp"
 
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/context.hpp"
 #include "core/store/hash_store.hpp"
+#include "dist/api.hpp"
+#include "dist/errors.hpp"
 #include "real/nccl/world.hpp"
 #include "real/world.hpp"
 
 namespace dist::real {
 
+namespace {
+// Every rank creates each node's group (new_group is collective over the world) and keeps its
+// own as the local group.
+void make_local_groups(int rank, int n, int ranks_per_node) {
+  for (int first = 0; first < n; first += ranks_per_node) {
+    std::vector<int> ranks;
+    for (int r = first; r < first + ranks_per_node; ++r) ranks.push_back(r);
+    Group group = new_group(std::move(ranks));
+    if (rank >= first && rank < first + ranks_per_node) core::current_context()->local = group.state();
+  }
+}
+}  // namespace
+
 std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
                                           std::chrono::milliseconds timeout,
-                                          const std::function<void(int rank)>& fn) {
+                                          const std::function<void(int rank)>& fn,
+                                          int ranks_per_node) {
+  if (ranks_per_node < 0 || (ranks_per_node > 0 && n % ranks_per_node != 0))
+    throw InvalidArgument("run_ranks: ranks_per_node " + std::to_string(ranks_per_node) +
+                          " does not divide the world size " + std::to_string(n));
   auto store = std::make_shared<core::HashStore>();
   store->set_timeout(timeout);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
@@ -25,6 +46,7 @@ std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
           if (backend == dist::Backend::nccl) select_nccl_device(rank);  // a GPU per rank
           auto context = make_world_context({backend, store, rank, n, timeout, ""});
           core::ContextBinding binding(context.get());
+          if (ranks_per_node > 0) make_local_groups(rank, n, ranks_per_node);
           fn(rank);
         } catch (...) {
           errors[static_cast<std::size_t>(rank)] = std::current_exception();

@@ -14,9 +14,12 @@ namespace dist::real {
 // Runs fn(rank) on n threads, one rank each, of a `backend` world connected through a HashStore.
 // A rank's context is destroyed as soon as its fn returns or throws (so its peers see it leave).
 // Returns each rank's error, null where fn returned normally; a failed connect counts as an error.
+// With ranks_per_node > 0 (dividing n), the ranks also get local groups as if they ran on
+// n / ranks_per_node machines of ranks_per_node ranks each, numbered node by node.
 std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
                                           std::chrono::milliseconds timeout,
-                                          const std::function<void(int rank)>& fn);
+                                          const std::function<void(int rank)>& fn,
+                                          int ranks_per_node = 0);
 
 // run_ranks, rethrowing the first error (in rank order); returns when every rank has finished.
 void run_ranks_or_throw(dist::Backend backend, int n, std::chrono::milliseconds timeout,
