@@ -19,6 +19,9 @@
 #include "dist/errors.hpp"
 #include "dist/sim.hpp"
 #include "dist/types.hpp"
+#ifdef DIST_PROPS_WITH_GLOO
+#include "real/testing.hpp"
+#endif
 
 namespace props {
 
@@ -64,7 +67,16 @@ struct Capabilities {
   bool reports_mismatches = false;
   // How long a run that must fail may take to do so.
   std::chrono::milliseconds failure_deadline{10'000};
+  // The share of each property's case budget this backend runs (real backends spend most of a
+  // case connecting, so they run fewer cases in the same time).
+  int case_percent = 100;
 };
+
+// The case_percent of the backend whose suite is running (100 outside a backend suite).
+inline int& current_case_percent() {
+  static int percent = 100;
+  return percent;
+}
 
 template <class B>
 concept BackendUnderTest = requires(const WorldShape& shape) {
@@ -117,9 +129,59 @@ struct SimBackend {
 };
 static_assert(BackendUnderTest<SimBackend>);
 
-// Every backend the suite is instantiated for. gloo (threads over an in-memory store, and
-// processes) and nccl join with one entry each once they exist.
+#ifdef DIST_PROPS_WITH_GLOO
+// Gloo over TCP loopback, one thread per rank in this process, meeting through an in-memory
+// store; multi-node shapes get their local groups as init_dist would make them.
+struct GlooBackend {
+  static constexpr std::string_view name = "gloo";
+  static constexpr Capabilities capabilities{.backend = dist::Backend::gloo,
+                                             .bitwise_floats = false,
+                                             .reports_mismatches = false,
+                                             .failure_deadline = std::chrono::seconds(30),
+                                             .case_percent = 20};
+
+  template <class F>
+  static auto run(const WorldShape& shape, F&& fn) {
+    using R = decltype(fn());
+    std::vector<std::optional<R>> results(static_cast<std::size_t>(shape.size()));
+    const auto errors = dist::real::run_ranks(
+        dist::Backend::gloo, shape.size(), std::chrono::seconds(30),
+        [&](int rank) { results[static_cast<std::size_t>(rank)].emplace(fn()); },
+        shape.ranks_per_node);
+    std::vector<RankOutcome> outcomes;
+    std::string what = "gloo run on " + std::to_string(shape.size()) + " ranks failed:";
+    bool failed = false;
+    for (std::size_t r = 0; r < errors.size(); ++r) {
+      std::string message;
+      if (errors[r]) {
+        failed = true;
+        try {
+          std::rethrow_exception(errors[r]);
+        } catch (const std::exception& e) {
+          message = e.what();
+        } catch (...) {
+          message = "a non-standard exception";
+        }
+        what += "\n  rank " + std::to_string(r) + ": " + message;
+      }
+      outcomes.push_back(detail::outcome_of(errors[r], message));
+    }
+    if (failed) throw RunFailure(what, std::move(outcomes));
+    std::vector<R> out;
+    for (auto& r : results) out.push_back(std::move(*r));
+    return out;
+  }
+};
+static_assert(BackendUnderTest<GlooBackend>);
+#endif
+
+// Every backend the suite is instantiated for (one entry per backend; nccl joins here).
+#ifdef DIST_PROPS_WITH_GLOO
+struct GlooProcessBackend;  // props/process_backend.hpp: gloo, one process per rank (distrun)
+using AllBackends = ::testing::Types<SimBackend, GlooBackend, GlooProcessBackend>;
+#else
 using AllBackends = ::testing::Types<SimBackend>;
+#endif
 
 // Whether DIST_PROPS_BACKENDS (a comma-separated list of names, e.g. "sim,gloo") selects the
 // backend; unset or empty selects every backend.
@@ -136,15 +198,29 @@ inline bool selected(std::string_view name) {
   return false;
 }
 
-// The fixture of every per-backend suite: TYPED_TEST_SUITE(Suite, AllBackends) with
+// Names each typed suite instance after its backend: ctest shows "Collectives/gloo.AllReduce".
+struct BackendNames {
+  template <class B>
+  static std::string GetName(int) {
+    return std::string(B::name);
+  }
+};
+
+// The fixture of every per-backend suite: TYPED_TEST_SUITE(Suite, AllBackends, BackendNames) with
 // `template <class B> class Suite : public BackendSuite<B> {};`. ctest names the tests
-// "Suite.Property<props::SimBackend>".
+// "Suite/sim.Property".
 template <class B>
 class BackendSuite : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
+    current_case_percent() = B::capabilities.case_percent;
   }
+  void TearDown() override { current_case_percent() = 100; }
 };
 
 }  // namespace props
+
+#ifdef DIST_PROPS_WITH_GLOO
+#include "props/process_backend.hpp"  // needs everything above
+#endif

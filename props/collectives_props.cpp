@@ -79,7 +79,7 @@ void subgroup_collective() {
 
 template <class B>
 class Collectives : public BackendSuite<B> {};
-TYPED_TEST_SUITE(Collectives, AllBackends);
+TYPED_TEST_SUITE(Collectives, AllBackends, BackendNames);
 
 TYPED_TEST(Collectives, AllReduce) {
   check(200, [] { world_collective<TypeParam>(Kind::all_reduce); });

@@ -156,11 +156,15 @@ inline rc::Gen<dist::ReduceOp> op_for(dist::DType dtype) {
 
 // Element counts: 0, small (often not divisible by the world size), medium, and large enough
 // to span several of a backend's internal chunks.
+// One uniform draw mapped monotonically onto the four ranges (weights 2 : 10 : 4 : 1), so that
+// shrinking walks down through all of them to the smallest failing count.
 inline rc::Gen<std::size_t> count() {
-  return rc::gen::weightedOneOf<std::size_t>({{2, rc::gen::just<std::size_t>(0)},
-                                              {10, gen::uniform<std::size_t>(1, 17)},
-                                              {4, gen::uniform<std::size_t>(17, 300)},
-                                              {1, gen::uniform<std::size_t>(20000, 40000)}});
+  return rc::gen::map(gen::uniform<std::size_t>(0, 17'000), [](std::size_t u) -> std::size_t {
+    if (u < 2'000) return 0;
+    if (u < 12'000) return 1 + (u - 2'000) * 16 / 10'000;         // 1..16
+    if (u < 16'000) return 17 + (u - 12'000) * 283 / 4'000;       // 17..299
+    return 20'000 + (u - 16'000) * 20;                            // 20000..39980
+  });
 }
 
 inline rc::Gen<int> root(int world) { return gen::uniform(0, world); }

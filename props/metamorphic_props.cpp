@@ -141,7 +141,7 @@ void relabelling_keeps_reduction() {
 
 template <class B>
 class Laws : public BackendSuite<B> {};
-TYPED_TEST_SUITE(Laws, AllBackends);
+TYPED_TEST_SUITE(Laws, AllBackends, BackendNames);
 
 TYPED_TEST(Laws, AllReduceIsReduceThenBroadcast) {
   check(150, [] { reduce_then_broadcast<TypeParam>(); });

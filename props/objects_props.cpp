@@ -213,7 +213,7 @@ void seeds_agree() {
 
 template <class B>
 class Objects : public BackendSuite<B> {};
-TYPED_TEST_SUITE(Objects, AllBackends);
+TYPED_TEST_SUITE(Objects, AllBackends, BackendNames);
 
 TYPED_TEST(Objects, BroadcastAllGatherGatherObject) {
   check(150, [] { object_collectives<TypeParam>(); });

@@ -146,7 +146,7 @@ void p2p_matches_reference() {
 
 template <class B>
 class P2P : public BackendSuite<B> {};
-TYPED_TEST_SUITE(P2P, AllBackends);
+TYPED_TEST_SUITE(P2P, AllBackends, BackendNames);
 
 TYPED_TEST(P2P, ExchangesMatchReference) {
   check(150, [] { p2p_matches_reference<TypeParam>(); });

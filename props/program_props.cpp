@@ -143,7 +143,7 @@ void mutated_programs_fail() {
 
 template <class B>
 class Programs : public BackendSuite<B> {};
-TYPED_TEST_SUITE(Programs, AllBackends);
+TYPED_TEST_SUITE(Programs, AllBackends, BackendNames);
 
 TYPED_TEST(Programs, MatchReference) {
   check(300, [] { programs_match_reference<TypeParam>(); });

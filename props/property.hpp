@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -25,11 +26,13 @@
 namespace props {
 
 // Cases per property: the CI budget given in code, scaled by DIST_PROPS_BUDGET ("ci" = 1x,
-// "nightly" = 20x, or a number N = N x). RC_PARAMS=max_success=N overrides both.
+// "nightly" = 20x, or a number N = N x) and by the backend's case_percent. RC_PARAMS=max_success=N
+// overrides all of them.
 inline int case_budget(int ci_cases) {
   if (const char* rc = std::getenv("RC_PARAMS");
       rc && std::string(rc).find("max_success") != std::string::npos)
     return rc::detail::configuration().testParams.maxSuccess;
+  ci_cases = std::max(1, ci_cases * current_case_percent() / 100);
   const char* budget = std::getenv("DIST_PROPS_BUDGET");
   if (!budget || std::string(budget).empty() || std::string(budget) == "ci") return ci_cases;
   if (std::string(budget) == "nightly") return ci_cases * 20;
@@ -56,12 +59,20 @@ void check(int ci_cases, Testable&& testable) {
   const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
   std::ostringstream report;
   rc::detail::printResultMessage(result, report);
-  if (result.template is<rc::detail::SuccessResult>())
+  if (result.template is<rc::detail::SuccessResult>()) {
     std::cout << report.str() << std::endl;
-  else
-    FAIL() << report.str()
-           << "\n(the seed and the RC_PARAMS that reproduce this are printed "
-              "on stderr)";
+    return;
+  }
+  rc::detail::FailureResult failure;
+  if (result.match(failure)) {
+    // The RC_PARAMS that replays exactly the shrunk case of this property.
+    rc::detail::Configuration replay = rc::detail::configuration();
+    replay.reproduce = {{metadata.id, failure.reproduce}};
+    report << "\nReplay: RC_PARAMS=\"" << rc::detail::configToMinimalString(replay)
+           << "\" dist_props --gtest_filter='" << info->test_suite_name() << "." << info->name()
+           << "'";
+  }
+  FAIL() << report.str();
 }
 
 // A run that never ended: says what hung and how to replay it, then ends the test process (the

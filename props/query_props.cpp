@@ -116,7 +116,7 @@ void group_membership() {
 
 template <class B>
 class Queries : public BackendSuite<B> {};
-TYPED_TEST_SUITE(Queries, AllBackends);
+TYPED_TEST_SUITE(Queries, AllBackends, BackendNames);
 
 TYPED_TEST(Queries, MatchTheClusterShape) {
   check(150, [] { queries_match_shape<TypeParam>(); });

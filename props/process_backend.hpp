@@ -1,0 +1,244 @@
+// GlooProcessBackend ("gloo_procs"): gloo with every rank a separate process started by distrun.
+// Every process runs the same cases (same RC_PARAMS seed); a case's ranks are the first k
+// processes, and all processes exchange every rank's result, so all reach the same verdict.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/context.hpp"
+#include "dist/objects.hpp"
+#include "props/backends.hpp"
+#include "props/process_cluster.hpp"
+
+namespace dist {
+// The half-precision types travel in results as their bits.
+template <class Archive>
+void serialize(Archive& ar, float16& h) {
+  ar(h.bits);
+}
+template <class Archive>
+void serialize(Archive& ar, bfloat16& h) {
+  ar(h.bits);
+}
+}  // namespace dist
+
+namespace props {
+
+namespace procs {
+// One process's account of a case, sent to every process.
+struct CaseReport {
+  std::string step;  // which case of which test; must be the same on every process
+  bool ran = false;  // this process was one of the case's ranks
+  bool ok = true;
+  std::string result;  // the rank's return value, serialized
+  int code = -1;       // the dist::ErrorCode it failed with, or -1
+  int failed_rank = -1;
+  std::string message;
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(step, ran, ok, result, code, failed_rank, message);
+  }
+};
+
+template <class R>
+inline constexpr bool sendable =
+    cereal::traits::is_output_serializable<R, dist::detail::ObjectOutputArchive>::value &&
+    cereal::traits::is_input_serializable<R, dist::detail::ObjectInputArchive>::value;
+
+template <class T>
+std::string encode(const T& value) {
+  const auto bytes = dist::detail::to_bytes(value);
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+template <class T>
+T decode(const std::string& text, int from) {
+  const auto* data = reinterpret_cast<const std::byte*>(text.data());
+  return dist::detail::from_bytes<T>(std::span(data, text.size()), "gloo_procs", from);
+}
+
+// The current test's full name ("Suite/gloo_procs.Property").
+inline std::string test_name() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return info ? std::string(info->test_suite_name()) + "." + info->name() : "(no test)";
+}
+
+// Properties whose ranks share memory (a counter, a log filled in place, a directory named after
+// the process id) and so cannot run as separate processes; null for the others.
+inline const char* needs_one_process(std::string_view test) {
+  if (test == "MatchTheClusterShape")
+    return "its ranks count master_only calls in one shared counter, and its results have no "
+           "serialize()";
+  if (test == "MatchReference") return "its ranks record their outputs into one shared log";
+  if (test == "CollectResultsRoundRobinBothDevices")
+    return "its tmpdir is named after the process id, so each process would use its own";
+  return nullptr;
+}
+
+// Runs fn as rank `cluster.rank()` of case `id`'s world and records how it ended in `report`.
+template <class F>
+void run_rank(Cluster& cluster, std::uint64_t id, const WorldShape& shape, F& fn,
+              CaseReport& report) {
+  using R = decltype(fn());
+  std::exception_ptr error;
+  try {
+    auto context = cluster.open_case_world(id, shape.size(), shape.ranks_per_node);
+    dist::core::ContextBinding binding(context.get());
+    if constexpr (sendable<R>) {
+      report.result = encode(fn());
+    } else {
+      (void)fn();
+      throw std::logic_error("the property's result type cannot travel between processes: give "
+                             "it a cereal serialize()");
+    }
+  } catch (...) {  // the case world is gone by now, so its peers see this rank leave
+    error = std::current_exception();
+  }
+  if (!error) return;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    report.message = e.what();
+  } catch (...) {
+    report.message = "a non-standard exception";
+  }
+  const RankOutcome o = detail::outcome_of(error, report.message);
+  report.ok = false;
+  report.code = o.code ? static_cast<int>(*o.code) : -1;
+  report.failed_rank = o.failed_rank;
+}
+
+// Every process's report of the case, after checking they all ran the same case.
+inline std::vector<CaseReport> exchange_reports(Cluster& cluster, const CaseReport& mine) {
+  std::vector<std::string> texts;
+  try {
+    texts = cluster.exchange(encode(mine));
+  } catch (const std::exception& e) {
+    abandon("lost the other processes after " + mine.step + ": " + e.what());
+  }
+  std::vector<CaseReport> reports;
+  std::string labels;
+  bool same = true;
+  for (std::size_t p = 0; p < texts.size(); ++p) {
+    reports.push_back(decode<CaseReport>(texts[p], static_cast<int>(p)));
+    same = same && reports.back().step == mine.step;
+    labels += "\n  process " + std::to_string(p) + ": " + reports.back().step;
+  }
+  if (!same) abandon("the processes are out of step (did they get one RC_PARAMS seed?):" + labels);
+  return reports;
+}
+
+// The ranks' results in rank order, or the RunFailure naming every rank's outcome.
+template <class R>
+std::vector<R> results_of(const std::vector<CaseReport>& reports, int k) {
+  std::vector<RankOutcome> outcomes;
+  std::string what = "gloo_procs run on " + std::to_string(k) + " processes failed:";
+  bool failed = false;
+  for (int r = 0; r < k; ++r) {
+    const CaseReport& c = reports[static_cast<std::size_t>(r)];
+    RankOutcome o{.ok = c.ok, .code = std::nullopt, .failed_rank = c.failed_rank,
+                  .message = c.message};
+    if (c.code >= 0) o.code = static_cast<dist::ErrorCode>(c.code);
+    if (!c.ok) {
+      failed = true;
+      what += "\n  rank " + std::to_string(r) + ": " + c.message;
+    }
+    outcomes.push_back(std::move(o));
+  }
+  if (failed) throw RunFailure(what, std::move(outcomes));
+  std::vector<R> out;
+  if constexpr (sendable<R>)
+    for (int r = 0; r < k; ++r) out.push_back(decode<R>(reports[static_cast<std::size_t>(r)].result, r));
+  return out;
+}
+}  // namespace procs
+
+// Gloo over TCP loopback, one process per rank (distrun -n W): a case on k <= W ranks runs on
+// processes 0..k-1, with local groups as init_dist would make them; cases on more than W ranks
+// are discarded.
+struct GlooProcessBackend {
+  static constexpr std::string_view name = "gloo_procs";
+  static constexpr Capabilities capabilities{.backend = dist::Backend::gloo,
+                                             .bitwise_floats = false,
+                                             .reports_mismatches = false,
+                                             .failure_deadline = std::chrono::seconds(30),
+                                             .case_percent = 10};
+
+  template <class F>
+  static auto run(const WorldShape& shape, F&& fn) {
+    using R = decltype(fn());
+    procs::Cluster& cluster = procs::Cluster::get();
+    if (shape.size() > cluster.size())
+      RC_DISCARD("gloo_procs: " + std::to_string(shape.size()) + " ranks, but only " +
+                 std::to_string(cluster.size()) + " processes");
+    const std::uint64_t id = cluster.next_case();
+    std::ostringstream step;
+    step << "case " << id << " of " << procs::test_name() << " on " << shape;
+    procs::CaseReport mine;
+    mine.step = step.str();
+    if (cluster.rank() < shape.size()) {
+      mine.ran = true;
+      procs::run_rank(cluster, id, shape, fn, mine);
+    }
+    return procs::results_of<R>(procs::exchange_reports(cluster, mine), shape.size());
+  }
+};
+static_assert(BackendUnderTest<GlooProcessBackend>);
+
+// The gloo_procs suites: they skip outside distrun and for properties that need one process;
+// otherwise all processes start each test together and agree on its verdict at the end.
+template <>
+class BackendSuite<GlooProcessBackend> : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    using B = GlooProcessBackend;
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
+    if (!procs::under_launcher())
+      GTEST_SKIP() << "gloo_procs runs each rank as a process; run under distrun: "
+                   << procs::how_to_run;
+    if (const char* why = procs::needs_one_process(info->name()))
+      GTEST_SKIP() << "needs all ranks in one process: " << why;
+    const auto seed = rc::detail::configuration().testParams.seed;
+    procs::Cluster::get().require_in_step(
+        "start of " + procs::test_name() + " with seed " + std::to_string(seed),
+        "(pass one RC_PARAMS=seed=N to every process)");
+    active_ = true;
+    current_case_percent() = B::capabilities.case_percent;
+  }
+  void TearDown() override {
+    current_case_percent() = 100;
+    if (!active_) return;
+    auto& cluster = procs::Cluster::get();
+    cluster.require_in_step("end of " + procs::test_name(), "at the end of a test");
+    const std::string verdict = HasFailure() ? "failed" : "passed";
+    std::vector<std::string> verdicts;
+    try {
+      verdicts = cluster.exchange(verdict);
+    } catch (const std::exception& e) {
+      procs::abandon("lost the other processes at the end of a test: " + std::string(e.what()));
+    }
+    std::string all;
+    for (std::size_t p = 0; p < verdicts.size(); ++p)
+      all += "\n  process " + std::to_string(p) + ": " + verdicts[p];
+    if (std::count(verdicts.begin(), verdicts.end(), verdict) != std::ssize(verdicts))
+      ADD_FAILURE() << "the processes disagree on the verdict (a property that depends on the "
+                       "process it runs in):"
+                    << all;
+  }
+
+ private:
+  bool active_ = false;
+};
+
+}  // namespace props

@@ -1,0 +1,104 @@
+// Cluster: the control world of a gloo_procs run (over the rendezvous store distrun's variables
+// point at), per-case gloo worlds under their own key prefixes, and the exchanges between them.
+#include "props/process_cluster.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <mutex>
+#include <utility>
+
+#include "core/init/rendezvous.hpp"
+#include "dist/api.hpp"
+#include "dist/objects.hpp"
+#include "real/world.hpp"
+
+namespace props::procs {
+
+bool under_launcher() {
+  return std::getenv("RANK") != nullptr && std::getenv("WORLD_SIZE") != nullptr;
+}
+
+void abandon(const std::string& why) {
+  std::cerr << "\ngloo_procs: " << why << std::endl;
+  std::_Exit(4);
+}
+
+Cluster& Cluster::get() {
+  // Never destroyed: its sockets and the store server die with the process, so no process waits
+  // at exit for a peer that already left.
+  static Cluster* cluster = nullptr;
+  static std::exception_ptr failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    try {
+      cluster = new Cluster();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
+  return *cluster;
+}
+
+Cluster::Cluster() {
+  auto rendezvous = dist::core::open_rendezvous("env://", -1, -1, control_timeout);
+  rank_ = rendezvous.rank;
+  size_ = rendezvous.world_size;
+  host_ = rendezvous.host;
+  store_ = rendezvous.store;
+  auto control_store = std::make_shared<dist::core::PrefixStore>("props-control", store_);
+  control_store->set_timeout(control_timeout);
+  control_ = dist::real::make_world_context(
+      {dist::Backend::gloo, control_store, rank_, size_, control_timeout, host_});
+}
+
+namespace {
+// Every rank creates each node's group (new_group is collective over the world) and keeps its
+// own as the local group, as init_dist does from the launcher's layout.
+void make_local_groups(int rank, int n, int ranks_per_node) {
+  for (int first = 0; first < n; first += ranks_per_node) {
+    std::vector<int> ranks;
+    for (int r = first; r < first + ranks_per_node; ++r) ranks.push_back(r);
+    dist::Group group = dist::new_group(std::move(ranks));
+    if (rank >= first && rank < first + ranks_per_node)
+      dist::core::current_context()->local = group.state();
+  }
+}
+}  // namespace
+
+std::shared_ptr<dist::core::Context> Cluster::open_case_world(std::uint64_t id, int k,
+                                                              int ranks_per_node) {
+  auto store = std::make_shared<dist::core::PrefixStore>("props-case-" + std::to_string(id),
+                                                         store_);
+  store->set_timeout(case_timeout);
+  auto context = dist::real::make_world_context(
+      {dist::Backend::gloo, store, rank_, k, case_timeout, host_});
+  dist::core::ContextBinding binding(context.get());
+  make_local_groups(rank_, k, ranks_per_node);
+  return context;
+}
+
+std::vector<std::string> Cluster::exchange(const std::string& mine) {
+  dist::core::ContextBinding binding(control_.get());
+  return dist::all_gather_object(mine);
+}
+
+void Cluster::require_in_step(const std::string& label, const std::string& what) {
+  std::vector<std::string> labels;
+  try {
+    labels = exchange(label);
+  } catch (const std::exception& e) {
+    abandon("lost the other processes " + what + ": " + e.what());
+  }
+  bool same = true;
+  for (const auto& l : labels) same = same && l == label;
+  if (same) return;
+  std::string report = "the processes are out of step " + what + ":";
+  for (std::size_t p = 0; p < labels.size(); ++p)
+    report += "\n  process " + std::to_string(p) + ": " + labels[p];
+  abandon(report);
+}
+
+}  // namespace props::procs

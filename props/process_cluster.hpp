@@ -1,0 +1,68 @@
+// The processes of a gloo_procs run (one test binary per rank, started by distrun): a control
+// world of all of them over the launcher's TCP store, through which each case opens its own gloo
+// world on the first k processes and all processes exchange what happened and stay in step.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/store/store.hpp"
+
+namespace props::procs {
+
+// The command that runs the gloo_procs suites (said when they skip outside distrun).
+inline constexpr const char* how_to_run =
+    "distrun -n 4 -- dist_props --gtest_filter='*/gloo_procs.*' (with one RC_PARAMS=seed=N for "
+    "every process; props/run_gloo_procs.sh does both)";
+
+// Whether this process was started by a launcher (RANK and WORLD_SIZE are set).
+bool under_launcher();
+
+// Deadlines: of a case world's rendezvous and collectives, and of one exchange between the
+// processes (which waits for the slowest process's case, itself bounded by run_on's watchdog).
+inline constexpr std::chrono::milliseconds case_timeout{std::chrono::seconds(30)};
+inline constexpr std::chrono::milliseconds control_timeout{std::chrono::seconds(120)};
+
+class Cluster {
+ public:
+  // This process's cluster, connected on the first call (every process must make it); rethrows
+  // the connection error on every later call once connecting failed.
+  static Cluster& get();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // The next case's number (every process counts the same cases).
+  std::uint64_t next_case() { return next_case_++; }
+
+  // Process `rank()` (< k) joins case `id`'s world of k ranks (through its own key prefix in the
+  // store), with local groups of `ranks_per_node` ranks as on a cluster of k / ranks_per_node
+  // nodes. Collective over the first k processes.
+  std::shared_ptr<dist::core::Context> open_case_world(std::uint64_t id, int k,
+                                                       int ranks_per_node);
+
+  // Every process's `mine`, in process order (collective over all processes).
+  std::vector<std::string> exchange(const std::string& mine);
+
+  // Checks that every process passes the same `label`; otherwise reports the labels on stderr,
+  // with `what`, and ends this process (the processes no longer run the same cases).
+  void require_in_step(const std::string& label, const std::string& what);
+
+ private:
+  Cluster();
+  int rank_ = 0;
+  int size_ = 1;
+  std::string host_;
+  std::uint64_t next_case_ = 0;
+  std::shared_ptr<dist::core::Store> store_;
+  std::shared_ptr<dist::core::Context> control_;
+};
+
+// Ends this process after saying why on stderr (distrun then stops the others).
+[[noreturn]] void abandon(const std::string& why);
+
+}  // namespace props::procs
