@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 
+#include "core/store/join.hpp"
 #include "dist/errors.hpp"
 #include "real/gloo/peer_names.hpp"
 
@@ -48,29 +49,6 @@ bool is_loopback(const std::string& host) {
   return host.empty() || host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
-// Every member announces itself; a member missing at the deadline is named.
-void wait_for_members(core::Store& store, const GlooGroupSpec& spec, const ErrorMapper& errors) {
-  const auto key = [](std::size_t r) { return "joined/" + std::to_string(r); };
-  store.set(key(static_cast<std::size_t>(spec.rank)), {});
-  std::vector<std::string> keys;
-  for (std::size_t r = 0; r < spec.global_ranks.size(); ++r) keys.push_back(key(r));
-  try {
-    store.wait(keys, spec.timeout);
-  } catch (const TimeoutError&) {
-    std::vector<int> missing;
-    std::string names;
-    for (std::size_t r = 0; r < keys.size(); ++r)
-      if (!store.check({keys[r]})) {
-        missing.push_back(spec.global_ranks[r]);
-        names += (names.empty() ? "" : ", ") + std::to_string(spec.global_ranks[r]);
-      }
-    throw TimeoutError("gloo: rank(s) " + names + " did not join the " + errors.group_text() +
-                           " within " + std::to_string(spec.timeout.count()) +
-                           " ms (every rank must call init_process_group / new_group)",
-                       missing);
-  }
-}
-
 }  // namespace
 
 std::shared_ptr<::gloo::transport::Device> make_gloo_device(const std::string& rendezvous_host) {
@@ -99,7 +77,8 @@ std::shared_ptr<::gloo::transport::Device> make_gloo_device(const std::string& r
 
 std::shared_ptr<::gloo::Context> connect_group(const GlooGroupSpec& spec, ErrorMapper& errors) {
   core::PrefixStore store(spec.prefix, spec.store);
-  wait_for_members(store, spec, errors);
+  core::wait_for_members(store, spec.global_ranks, spec.rank, spec.timeout, "gloo",
+                         errors.group_text(), "every rank must call init_process_group / new_group");
   const int size = static_cast<int>(spec.global_ranks.size());
   auto context = std::make_shared<MeshContext>(spec.rank, size);
   context->setTimeout(spec.timeout);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/store/join.hpp"
 #include "dist/errors.hpp"
 #include "real/nccl/errors.hpp"
 
@@ -18,31 +19,11 @@ std::string group_text(const CommSpec& spec) {
   return text + "]";
 }
 
-void wait_for_members(core::Store& store, const CommSpec& spec) {
-  const auto key = [](std::size_t r) { return "joined/" + std::to_string(r); };
-  store.set(key(static_cast<std::size_t>(spec.rank)), {});
-  std::vector<std::string> keys;
-  for (std::size_t r = 0; r < spec.global_ranks.size(); ++r) keys.push_back(key(r));
-  try {
-    store.wait(keys, spec.timeout);
-  } catch (const TimeoutError&) {
-    std::vector<int> missing;
-    std::string names;
-    for (std::size_t r = 0; r < keys.size(); ++r)
-      if (!store.check({keys[r]})) {
-        missing.push_back(spec.global_ranks[r]);
-        names += (names.empty() ? "" : ", ") + std::to_string(spec.global_ranks[r]);
-      }
-    throw TimeoutError("nccl: rank(s) " + names + " did not join the " + group_text(spec) +
-                           " within " + std::to_string(spec.timeout.count()) +
-                           " ms (every rank must call init_process_group)",
-                       missing);
-  }
-}
 }  // namespace
 
 ncclUniqueId exchange_unique_id(core::Store& store, const CommSpec& spec) {
-  wait_for_members(store, spec);
+  core::wait_for_members(store, spec.global_ranks, spec.rank, spec.timeout, "nccl",
+                         group_text(spec), "every rank must call init_process_group");
   ncclUniqueId id{};
   if (spec.rank == 0) {
     const ncclResult_t r = ncclGetUniqueId(&id);
