@@ -42,6 +42,12 @@ class Store {
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
 
+  // For failure handling: the world rank whose process serves this store to the others (a
+  // TcpStore's is rank 0; -1 when no process does, as with in-memory and file stores), and
+  // whether that process is this one. When the host exits, the store goes with it.
+  virtual int host_rank() const { return -1; }
+  virtual bool hosted_here() const { return false; }
+
  protected:
   virtual void do_set(const std::string& key, const Bytes& value) = 0;
   virtual Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) = 0;
@@ -59,6 +65,8 @@ class PrefixStore final : public Store {
  public:
   PrefixStore(std::string prefix, std::shared_ptr<Store> base);
   const std::shared_ptr<Store>& base() const { return base_; }
+  int host_rank() const override { return base_->host_rank(); }
+  bool hosted_here() const override { return base_->hosted_here(); }
 
  protected:
   void do_set(const std::string& key, const Bytes& value) override;

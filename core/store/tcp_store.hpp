@@ -16,6 +16,7 @@ struct TcpStoreOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 29500;  // 0 with is_server: any free port (see TcpStore::port())
   bool is_server = false;      // host the server in this process (rank 0)
+  int server_rank = 0;         // the world rank whose process hosts the server
   // How long to keep trying to connect, and the default deadline of get and wait.
   std::chrono::milliseconds timeout = Store::default_timeout;
   std::size_t max_message = tcp_store::default_max_message;
@@ -35,6 +36,8 @@ class TcpStore final : public Store {
   const std::string& host() const { return options_.host; }
   // The server this object hosts (null on clients).
   const TcpStoreServer* server() const { return server_.get(); }
+  int host_rank() const override { return options_.server_rank; }
+  bool hosted_here() const override { return server_ != nullptr; }
 
  protected:
   void do_set(const std::string& key, const Bytes& value) override;

@@ -62,7 +62,8 @@ template <class F> Work GlooBackend::collective(const Fingerprint& call, F&& bod
     if (check_calls_) check_same_call(call, tag);
     body(tag);
   } catch (...) {
-    errors_->rethrow_current(std::string(kind_name(call)) + " #" + std::to_string(tag));
+    errors_->rethrow_current(std::string(kind_name(call)) + " #" + std::to_string(tag), -1,
+                             context_.get());
   }
   return core::completed_work();
 }

@@ -5,6 +5,7 @@
 
 #include <gloo/common/error.h>
 #include <gloo/common/logging.h>
+#include <gloo/context.h>
 
 #include <algorithm>
 #include <exception>
@@ -17,6 +18,7 @@ namespace dist::real {
 namespace {
 constexpr auto record_wait = std::chrono::milliseconds(2000);  // for an unknown peer's record
 constexpr auto store_call_timeout = std::chrono::milliseconds(500);
+constexpr auto host_linger = std::chrono::milliseconds(5000);  // the store's host, for records
 std::string failed_key(int rank) { return "gloo/failed/" + std::to_string(rank); }
 std::string left_key(int rank) { return "gloo/left/" + std::to_string(rank); }
 }  // namespace
@@ -65,6 +67,23 @@ int ErrorMapper::recorded_loss() const {
   return -1;
 }
 
+int ErrorMapper::store_host_peer() const {
+  const int host = store_->host_rank();
+  if (host == me_ || std::find(global_ranks_.begin(), global_ranks_.end(), host) == global_ranks_.end())
+    return -1;
+  return host;
+}
+
+void ErrorMapper::await_records(int lost) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::min(host_linger, timeout_);
+  const auto recorded = [&](int r) {
+    return r == me_ || r == lost || store_->check({failed_key(r)}) || store_->check({left_key(r)});
+  };
+  while (!std::all_of(global_ranks_.begin(), global_ranks_.end(), recorded) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 int ErrorMapper::lost_rank(const std::string& message, int peer) const {
   int lost = peer >= 0 ? peer : peer_in(message);
   if (lost < 0 && global_ranks_.size() == 2) lost = global_ranks_[global_ranks_[0] == me_ ? 1 : 0];
@@ -78,12 +97,17 @@ int ErrorMapper::lost_rank(const std::string& message, int peer) const {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (lost >= 0) store_->set(failed_key(me_), core::to_bytes(std::to_string(lost)));
-  } catch (...) {  // the store may be gone with its host: keep what we know
+  } catch (const dist::Error&) {
+    // The store is gone, so its host is: a host that loses a peer keeps the store up until the
+    // others have recorded, so the host itself was lost first.
+    if (const int host = store_host_peer(); host >= 0) lost = host;
+  } catch (...) {  // an unreadable record: keep what we know
   }
   return lost;
 }
 
-void ErrorMapper::rethrow_current(const std::string& operation, int peer) const {
+void ErrorMapper::rethrow_current(const std::string& operation, int peer,
+                                  ::gloo::Context* connections) const {
   const std::string where = "gloo " + operation + " on the " + group_text();
   try {
     throw;
@@ -95,6 +119,13 @@ void ErrorMapper::rethrow_current(const std::string& operation, int peer) const 
       throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) +
                          " ms: a peer did not take part (gloo: " + message + ")");
     const int lost = lost_rank(message, peer);
+    if (connections) connections->closeConnections();
+    if (store_ && store_->hosted_here()) {
+      try {
+        await_records(lost);
+      } catch (const dist::Error&) {  // the store itself failed: nothing to wait for
+      }
+    }
     const std::string who = lost >= 0 ? "rank " + std::to_string(lost) : "a peer";
     throw RankFailure(where + " failed: lost " + who +
                           ", which exited or crashed (gloo: " + message + ")",

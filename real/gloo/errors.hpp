@@ -1,6 +1,8 @@
 // gloo exceptions -> dist errors: timeout -> TimeoutError (operation, sequence number); broken
 // connection -> RankFailure naming the lost rank (from gloo's address, or the "failed"/"left"
 // records ranks leave in the store, so cascades name the first failure); else BackendError.
+// A rank that loses a peer closes its own connections, so members waiting on it fail at once and
+// read the records; the rank hosting the store keeps it up until the others have recorded too.
 #pragma once
 
 #include <chrono>
@@ -10,6 +12,10 @@
 #include <vector>
 
 #include "core/store/store.hpp"
+
+namespace gloo {
+class Context;
+}
 
 namespace dist::real {
 
@@ -26,8 +32,10 @@ class ErrorMapper {
   void add_peer(std::string address, int global_rank);
 
   // Rethrows the exception being handled (call from a catch block) as a dist error. `operation`
-  // reads like "all_reduce #12"; `peer` is the world rank a p2p operation talks to (-1: none).
-  [[noreturn]] void rethrow_current(const std::string& operation, int peer = -1) const;
+  // reads like "all_reduce #12"; `peer` is the world rank a p2p operation talks to (-1: none);
+  // `connections`, the group's gloo context, is closed when a peer is lost.
+  [[noreturn]] void rethrow_current(const std::string& operation, int peer = -1,
+                                    ::gloo::Context* connections = nullptr) const;
 
   // Records that this rank is leaving (before its connections close), so peers can name it.
   void record_leaving() const;
@@ -43,6 +51,10 @@ class ErrorMapper {
   // Follows the failure records from `lost` to the rank that failed first.
   int first_failure(int lost) const;
   int recorded_loss() const;
+  // On the store's host: waits (bounded) until every member but us and `lost` has a record.
+  void await_records(int lost) const;
+  // The store's host when it is another member of this group (its store vanishing names it), else -1.
+  int store_host_peer() const;
 
   std::vector<int> global_ranks_;
   int me_ = -1;

@@ -33,7 +33,7 @@ class P2PWork final : public detail::WorkState {
         else buffer_->waitRecv(timeout_);
       } catch (...) {
         try {
-          errors_->rethrow_current(operation_, peer_);
+          errors_->rethrow_current(operation_, peer_, context_.get());
         } catch (...) {
           error_ = std::current_exception();
         }
@@ -80,7 +80,7 @@ Work GlooBackend::send(core::Buf data, int dst, int tag) {
     return Work(std::make_shared<P2PWork>(context_, std::move(buffer), true, spec_.timeout, errors_,
                                           what, peer));
   } catch (...) {
-    errors_->rethrow_current(what, peer);
+    errors_->rethrow_current(what, peer, context_.get());
   }
 }
 
@@ -93,7 +93,7 @@ Work GlooBackend::recv(core::Buf data, int src, int tag) {
     return Work(std::make_shared<P2PWork>(context_, std::move(buffer), false, spec_.timeout, errors_,
                                           what, peer));
   } catch (...) {
-    errors_->rethrow_current(what, peer);
+    errors_->rethrow_current(what, peer, context_.get());
   }
 }
 

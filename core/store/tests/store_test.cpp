@@ -219,6 +219,12 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair<const char*, Factory>{"tcp", [] { return std::make_unique<TcpHarness>(); }}),
     [](const auto& param_info) { return std::string(param_info.param.first); });
 
+TEST(HashStore, NoProcessHostsIt) {
+  const dist::core::HashStore store;
+  EXPECT_EQ(store.host_rank(), -1);
+  EXPECT_FALSE(store.hosted_here());
+}
+
 TEST(FileStore, LastOfNumWorkersRemovesTheFile) {
   char pattern[] = "/tmp/dist_store_test_XXXXXX";
   const std::string dir = ::mkdtemp(pattern);

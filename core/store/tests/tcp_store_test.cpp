@@ -179,6 +179,23 @@ TEST(TcpStore, LosingTheServerIsAnErrorNotAHang) {
   EXPECT_LT(Clock::now() - start, 10s);
 }
 
+// Failure handling asks a store where it lives: a rank whose store vanishes names the host.
+TEST(TcpStore, SaysWhichRankHostsIt) {
+  auto server_options = options(true, 0);
+  server_options.server_rank = 3;
+  auto server = std::make_shared<TcpStore>(server_options);
+  auto client_options = options(false, server->port());
+  client_options.server_rank = 3;
+  TcpStore client(client_options);
+  EXPECT_TRUE(server->hosted_here());
+  EXPECT_FALSE(client.hosted_here());
+  EXPECT_EQ(client.host_rank(), 3);
+  const dist::core::PrefixStore prefixed("group", server);
+  EXPECT_TRUE(prefixed.hosted_here());
+  EXPECT_EQ(prefixed.host_rank(), 3);
+  EXPECT_EQ(TcpStore(options(false, server->port())).host_rank(), 0);  // rendezvous: rank 0
+}
+
 TEST(TcpStore, ValueOverTheMessageCapIsInvalid) {
   auto o = options(true, 0);
   o.max_message = 1024;
