@@ -18,10 +18,16 @@
 
 #include "core/work_state.hpp"
 #include "real/gloo/connect.hpp"
-#include "real/gloo/fingerprint.hpp"
+#include "core/fingerprint.hpp"
 #include "real/gloo/reduce_fn.hpp"
 
 namespace dist::real {
+
+using core::check_fingerprints;
+using core::Fingerprint;
+using core::fingerprint;
+using core::fingerprints_enabled;
+using core::kind_name;
 
 namespace {
 template <class T> T* typed(const core::Buf& b) { return static_cast<T*>(b.data); }

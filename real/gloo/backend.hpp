@@ -14,7 +14,7 @@
 #include "core/backend.hpp"
 #include "core/store/store.hpp"
 #include "real/gloo/errors.hpp"
-#include "real/gloo/fingerprint.hpp"
+#include "core/fingerprint.hpp"
 
 namespace gloo {
 class Context;
@@ -63,8 +63,8 @@ class GlooBackend final : public core::Backend {
  private:
   // Runs one collective: assigns its sequence number (also its gloo tag), checks that every rank
   // makes the same call (DIST_DEBUG=detail) and maps gloo's errors.
-  template <class F> Work collective(const Fingerprint& call, F&& body);
-  void check_same_call(const Fingerprint& mine, std::uint32_t tag);
+  template <class F> Work collective(const core::Fingerprint& call, F&& body);
+  void check_same_call(const core::Fingerprint& mine, std::uint32_t tag);
   std::uint64_t next_p2p_slot(std::map<std::pair<int, int>, std::uint32_t>& counters, int peer,
                               int tag);
 

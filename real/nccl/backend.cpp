@@ -7,10 +7,33 @@
 
 namespace dist::real {
 
+using core::fingerprint;
+
 Staging NcclBackend::begin(const char* kind) {
   const std::string operation = std::string(kind) + " #" + std::to_string(++sequence_);
   comm_->activate(operation);
   return Staging(comm_, operation);
+}
+
+Staging NcclBackend::begin(const core::Fingerprint& call) {
+  Staging s = begin(core::kind_name(call));
+  if (check_calls_) check_same_call(s, call);
+  return s;
+}
+
+// Every rank's fingerprint, all_gathered through device memory on the group's stream; the stream
+// is drained with the deadline before the (synchronous, pageable) copy back to the host.
+void NcclBackend::check_same_call(Staging& s, const core::Fingerprint& mine) {
+  constexpr std::size_t bytes = sizeof(core::Fingerprint);
+  std::vector<core::Fingerprint> all(static_cast<std::size_t>(size()));
+  const core::Buf own{const_cast<core::Fingerprint*>(&mine), bytes, DType::uint8, Device::cpu()};
+  const void* in = s.input(own);
+  void* gathered = s.scratch(bytes * all.size());
+  const std::string what = s.operation() + " (comparing the ranks' calls, DIST_DEBUG=detail)";
+  comm_->complete(ncclAllGather(in, gathered, bytes, ncclUint8, comm_->get(), comm_->stream()), what);
+  comm_->wait_idle(what);
+  check_cuda(cudaMemcpy(all.data(), gathered, bytes * all.size(), cudaMemcpyDeviceToHost), what);
+  core::check_fingerprints(all, comm_->spec().global_ranks, s.operation() + " on the " + comm_->group_text());
 }
 
 void NcclBackend::device_finish(Staging& s, DType dtype, void* out, const void* in,
@@ -48,7 +71,7 @@ void NcclBackend::reduction(Staging& s, const void* in, void* out, std::size_t c
 
 Work NcclBackend::all_reduce(core::Buf data, ReduceOp op) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("all_reduce");
+  Staging s = begin(fingerprint("all_reduce", data.dtype, data.count, -1, op));
   if (data.count == 0) return core::completed_work();
   void* d = s.output(data, true);
   reduction(s, d, d, data.count, data.dtype, op, -1);
@@ -57,7 +80,7 @@ Work NcclBackend::all_reduce(core::Buf data, ReduceOp op) {
 
 Work NcclBackend::reduce(core::Buf data, ReduceOp op, int root) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("reduce");
+  Staging s = begin(fingerprint("reduce", data.dtype, data.count, root, op));
   if (data.count == 0) return core::completed_work();
   if (size() == 1) root = 0;
   // Only the root's buffer changes: the others' are inputs (and stay as they were).
@@ -68,7 +91,7 @@ Work NcclBackend::reduce(core::Buf data, ReduceOp op, int root) {
 
 Work NcclBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("reduce_scatter");
+  Staging s = begin(fingerprint("reduce_scatter", input.dtype, output.count, -1, op));
   if (output.count == 0) return core::completed_work();
   const void* in = s.input(input);
   void* out = s.output(output, false);
@@ -92,7 +115,7 @@ Work NcclBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op)
 
 Work NcclBackend::broadcast(core::Buf data, int root) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("broadcast");
+  Staging s = begin(fingerprint("broadcast", data.dtype, data.count, root));
   if (data.count == 0) return core::completed_work();
   void* d = rank() == root ? s.input(data) : s.output(data, false);
   comm_->complete(ncclBroadcast(d, d, data.count, nccl_dtype(data.dtype), root, comm_->get(),
@@ -103,7 +126,7 @@ Work NcclBackend::broadcast(core::Buf data, int root) {
 
 Work NcclBackend::all_gather(core::Buf input, core::Buf output) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("all_gather");
+  Staging s = begin(fingerprint("all_gather", input.dtype, input.count));
   if (input.count == 0) return core::completed_work();
   const void* in = s.input(input);
   void* out = s.output(output, false);
@@ -115,7 +138,7 @@ Work NcclBackend::all_gather(core::Buf input, core::Buf output) {
 
 Work NcclBackend::barrier() {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("barrier");
+  Staging s = begin(fingerprint("barrier"));
   void* token = s.scratch(sizeof(std::int32_t));
   comm_->complete(ncclAllReduce(token, token, 1, ncclInt32, ncclSum, comm_->get(), comm_->stream()),
                   s.operation());

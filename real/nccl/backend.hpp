@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/fingerprint.hpp"
 #include "real/nccl/comm.hpp"
 #include "real/nccl/mapping.hpp"
 #include "real/nccl/staging.hpp"
@@ -17,7 +18,8 @@ namespace dist::real {
 
 class NcclBackend final : public core::Backend {
  public:
-  explicit NcclBackend(std::shared_ptr<Communicator> comm) : comm_(std::move(comm)) {}
+  explicit NcclBackend(std::shared_ptr<Communicator> comm)
+      : comm_(std::move(comm)), check_calls_(core::fingerprints_enabled()) {}
 
   dist::Backend kind() const override { return dist::Backend::nccl; }
   int rank() const override { return comm_->spec().rank; }
@@ -42,8 +44,11 @@ class NcclBackend final : public core::Backend {
                     std::span<const std::size_t> counts) override;
 
  private:
-  // Starts operation #n of this group: checks the communicator, names the operation.
+  // Starts operation #n of this group: checks the communicator and names the operation.
   Staging begin(const char* kind);
+  // begin() for a collective; with DIST_DEBUG=detail it also checks every rank makes the same call.
+  Staging begin(const core::Fingerprint& call);
+  void check_same_call(Staging& s, const core::Fingerprint& mine);
   // Reduces `count` elements from `in` into `out` on every rank (root < 0) or on `root`.
   void reduction(Staging& s, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                  int root);
@@ -55,6 +60,7 @@ class NcclBackend final : public core::Backend {
   void copy_on_device(Staging& s, void* dst, const void* src, std::size_t bytes);
 
   std::shared_ptr<Communicator> comm_;
+  bool check_calls_ = false;  // DIST_DEBUG=detail
   std::uint64_t sequence_ = 0;
 };
 

@@ -18,6 +18,7 @@ class Staging {
   Staging(std::shared_ptr<Communicator> comm, std::string operation);
   ~Staging();  // frees what was allocated when the operation never reached its Work
   Staging(const Staging&) = delete;
+  Staging(Staging&&) noexcept = default;  // the moved-from one owns nothing (empty vectors)
   Staging& operator=(const Staging&) = delete;
 
   // A device pointer holding `b`'s elements (b itself on the device; else a staged copy).

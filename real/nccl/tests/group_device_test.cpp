@@ -1,9 +1,11 @@
 // The nccl backend on GPUs beyond single collectives: groups (ncclCommSplit), p2p, the object
-// helpers (host bytes staged, variable-size all_gather), init_dist's device choice, and a peer
-// that never arrives (TimeoutError naming the call, communicator aborted, no hang).
+// helpers (host bytes staged, variable-size all_gather), init_dist's device choice, a peer
+// that never arrives (TimeoutError naming the call, communicator aborted, no hang) and
+// DIST_DEBUG=detail's call checks.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -114,6 +116,37 @@ TEST(NcclFailures, APeerThatNeverArrivesTimesOutAndAbortsTheCommunicator) {
   EXPECT_NE(outcome.find("all_reduce #2"), std::string::npos) << outcome;  // refused: aborted
   EXPECT_EQ(outcome.find("second call completed"), std::string::npos) << outcome;
   EXPECT_LT(std::chrono::steady_clock::now() - started, timeout * 4) << "took too long";
+}
+
+// DIST_DEBUG=detail: ranks that call the same collective with different counts, or different
+// collectives, all get the same DesyncError (without it NCCL would hang or corrupt memory).
+TEST(NcclFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
+  if (const auto why = skip_reason(2); !why.empty()) GTEST_SKIP() << why;
+  ::setenv("DIST_DEBUG", "detail", 1);
+  const auto got = run(2, [] {
+    const int me = dist::get_rank();
+    std::vector<std::string> outcomes;
+    std::vector<float> v(me == 1 ? 20 : 10, 1.0f);
+    for (int step = 0; step < 2; ++step) {
+      try {
+        if (step == 0) dist::all_reduce(v);
+        else if (me == 0) dist::broadcast(v, 1);
+        else dist::all_reduce(v, dist::ReduceOp::max);
+        outcomes.emplace_back("completed");
+      } catch (const dist::DesyncError& e) {
+        outcomes.emplace_back(e.what());
+      }
+    }
+    return outcomes;
+  }, 20s);
+  ::unsetenv("DIST_DEBUG");
+  for (int r = 0; r < 2; ++r) {
+    const auto& o = got[static_cast<std::size_t>(r)];
+    EXPECT_NE(o[0].find("ranks disagree on 'count'"), std::string::npos) << o[0];
+    EXPECT_NE(o[0].find("rank 1: all_reduce(float32, count 20, op sum)"), std::string::npos) << o[0];
+    EXPECT_NE(o[1].find("#2 on the group of world ranks [0, 1]"), std::string::npos) << o[1];
+    EXPECT_NE(o[1].find("disagree on 'kind'"), std::string::npos) << o[1];
+  }
 }
 
 TEST(NcclInitDist, PicksTheDeviceOfTheLocalRank) {

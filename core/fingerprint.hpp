@@ -1,6 +1,6 @@
-// DIST_DEBUG=detail fingerprints: before each collective the ranks all_gather what they call and,
-// if any differ, all raise the same DesyncError. Without it a mismatch times out, or (different
-// counts) gloo aborts the process, as with torch's gloo backend.
+// DIST_DEBUG=detail fingerprints for the real backends (gloo, nccl): before each collective the
+// ranks all_gather what they call and, if any differ, all raise the same DesyncError. Without it a
+// mismatch times out, or (different counts) the library aborts the process, as under torch.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "dist/types.hpp"
 
-namespace dist::real {
+namespace dist::core {
 
 // A fixed-size, trivially copyable description of a collective call (sent as raw bytes).
 struct Fingerprint {
@@ -23,7 +23,7 @@ struct Fingerprint {
 };
 
 // `kind` is one of all_reduce, broadcast, reduce, all_gather, all_gather_v, gather, scatter,
-// all_to_all, barrier.
+// all_to_all, barrier, reduce_scatter.
 Fingerprint fingerprint(const char* kind, std::optional<DType> dtype = {}, std::size_t count = 0,
                         int root = -1, std::optional<ReduceOp> op = {});
 const char* kind_name(const Fingerprint& f);
@@ -38,4 +38,4 @@ bool fingerprints_enabled();
 void check_fingerprints(std::span<const Fingerprint> all, const std::vector<int>& global_ranks,
                         const std::string& operation);
 
-}  // namespace dist::real
+}  // namespace dist::core

@@ -1,5 +1,5 @@
 // Fingerprint construction, description and comparison.
-#include "real/gloo/fingerprint.hpp"
+#include "core/fingerprint.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,11 +8,11 @@
 #include "core/init/rendezvous.hpp"
 #include "dist/errors.hpp"
 
-namespace dist::real {
+namespace dist::core {
 
 namespace {
 constexpr const char* kinds[] = {"all_reduce", "broadcast", "reduce",     "all_gather", "all_gather_v",
-                                 "gather",     "scatter",   "all_to_all", "barrier"};
+                                 "gather",     "scatter",   "all_to_all", "barrier",    "reduce_scatter"};
 constexpr std::uint32_t no_dtype = UINT32_MAX;
 }  // namespace
 
@@ -43,7 +43,7 @@ std::string describe(const Fingerprint& f) {
 }
 
 bool fingerprints_enabled() {
-  auto value = core::get_env("DIST_DEBUG");
+  auto value = get_env("DIST_DEBUG");
   if (!value) return false;
   std::transform(value->begin(), value->end(), value->begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -69,4 +69,4 @@ void check_fingerprints(std::span<const Fingerprint> all, const std::vector<int>
   throw DesyncError(message);
 }
 
-}  // namespace dist::real
+}  // namespace dist::core
