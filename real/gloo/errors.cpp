@@ -11,6 +11,7 @@
 #include <exception>
 #include <thread>
 
+#include "core/group_text.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::real {
@@ -27,12 +28,7 @@ void ErrorMapper::add_peer(std::string address, int global_rank) {
   peers_[std::move(address)] = global_rank;
 }
 
-std::string ErrorMapper::group_text() const {
-  std::string text = "group of world ranks [";
-  for (std::size_t i = 0; i < global_ranks_.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(global_ranks_[i]);
-  return text + "]";
-}
+std::string ErrorMapper::group_text() const { return core::group_text(global_ranks_); }
 
 void ErrorMapper::record_leaving() const {
   if (!store_ || me_ < 0) return;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/group_text.hpp"
 #include "dist/errors.hpp"
 #include "real/nccl/errors.hpp"
 
@@ -121,10 +122,7 @@ Communicator::~Communicator() {
 }
 
 std::string Communicator::group_text() const {
-  std::string text = "group of world ranks [";
-  for (std::size_t i = 0; i < spec_.global_ranks.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(spec_.global_ranks[i]);
-  return text + "] on cuda:" + std::to_string(spec_.device);
+  return core::group_text(spec_.global_ranks) + " on cuda:" + std::to_string(spec_.device);
 }
 
 std::string Communicator::where(const std::string& operation) const {

@@ -1,0 +1,12 @@
+#include "core/group_text.hpp"
+
+namespace dist::core {
+
+std::string group_text(std::span<const int> global_ranks) {
+  std::string text = "group of world ranks [";
+  for (std::size_t i = 0; i < global_ranks.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(global_ranks[i]);
+  return text + "]";
+}
+
+}  // namespace dist::core
