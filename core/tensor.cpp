@@ -1,23 +1,29 @@
 // dist::Tensor: 64-byte-aligned cpu storage, views (sub, reshape), copies, and DLPack import/export.
-// This build has no CUDA: cuda tensors can be viewed and exchanged, not allocated or copied.
+// cuda memory comes from the registered DeviceMemory (core/device_memory.hpp), when there is one.
 #include "dist/tensor.hpp"
 
 #include <dlpack/dlpack.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <limits>
 #include <new>
 #include <string>
 
+#include "core/device_memory.hpp"
+
 namespace dist {
 namespace {
 
 constexpr std::align_val_t storage_alignment{64};
 
-[[noreturn]] void throw_no_cuda(std::string_view what, Device device) {
-  throw InvalidArgument(std::string(what) + ": dist was built without CUDA support, so it cannot " +
-                        "allocate or copy memory on " + to_string(device));
+// The cuda memory provider, or InvalidArgument saying there is none.
+core::DeviceMemory& cuda_memory(std::string_view what, Device device) {
+  if (auto* memory = core::device_memory()) return *memory;
+  throw InvalidArgument(std::string(what) + ": this program has no CUDA memory (dist was built " +
+                        "without CUDA, or its nccl backend is not linked), so it cannot allocate " +
+                        "or copy memory on " + to_string(device));
 }
 
 // The element count of `shape`; throws for a negative dimension or a size that overflows.
@@ -135,16 +141,16 @@ std::size_t Tensor::numel() const {
 
 Tensor Tensor::empty(std::vector<std::int64_t> shape, DType dtype, Device device) {
   const std::size_t n = checked_numel(shape, dtype, "Tensor::empty");
-  if (device.is_cuda()) throw_no_cuda("Tensor::empty", device);
-  auto storage = allocate_cpu(n * dtype_size(dtype));
+  auto storage = device.is_cuda() ? cuda_memory("Tensor::empty", device).allocate(device, n * dtype_size(dtype))
+                                  : allocate_cpu(n * dtype_size(dtype));
   void* data = storage.get();
   return Tensor(std::move(storage), data, dtype, std::move(shape), device);
 }
 
 Tensor Tensor::zeros(std::vector<std::int64_t> shape, DType dtype, Device device) {
-  if (device.is_cuda()) throw_no_cuda("Tensor::zeros", device);
   Tensor t = empty(std::move(shape), dtype, device);
-  std::memset(t.data_, 0, t.nbytes());
+  if (device.is_cuda()) cuda_memory("Tensor::zeros", device).zero(t.data_, device, t.nbytes());
+  else std::memset(t.data_, 0, t.nbytes());
   return t;
 }
 
@@ -165,15 +171,16 @@ void Tensor::check_typed_access(DType requested) const {
 }
 
 Tensor Tensor::clone() const {
-  if (device_.is_cuda()) throw_no_cuda("Tensor::clone", device_);
   Tensor t = empty(shape_, dtype_, device_);
-  if (nbytes() != 0) std::memcpy(t.data_, data_, nbytes());
+  t.copy_from(*this);
   return t;
 }
 
 Tensor Tensor::to(Device device) const {
   if (device == device_) return *this;
-  throw_no_cuda("Tensor::to", device.is_cuda() ? device : device_);
+  Tensor t = empty(shape_, dtype_, device);
+  t.copy_from(*this);
+  return t;
 }
 
 void Tensor::copy_from(const Tensor& src) {
@@ -184,9 +191,11 @@ void Tensor::copy_from(const Tensor& src) {
   if (src.numel() != numel())
     throw InvalidArgument("Tensor::copy_from: element count mismatch: destination has " +
                           std::to_string(numel()) + ", source has " + std::to_string(src.numel()));
-  if (device_.is_cuda()) throw_no_cuda("Tensor::copy_from", device_);
-  if (src.device_.is_cuda()) throw_no_cuda("Tensor::copy_from", src.device_);
-  if (nbytes() != 0 && data_ != src.data_) std::memmove(data_, src.data_, nbytes());
+  if (nbytes() == 0 || (data_ == src.data_ && device_ == src.device_)) return;
+  if (device_.is_cuda() || src.device_.is_cuda())
+    cuda_memory("Tensor::copy_from", device_.is_cuda() ? device_ : src.device_)
+        .copy(data_, device_, src.data_, src.device_, nbytes());
+  else std::memmove(data_, src.data_, nbytes());
 }
 
 Tensor Tensor::reshape(std::vector<std::int64_t> shape) const {
@@ -245,3 +254,16 @@ Tensor Tensor::from_dlpack(DLManagedTensor* managed) {
 }
 
 }  // namespace dist
+
+namespace dist::core {
+namespace {
+std::atomic<DeviceMemory*>& provider() {
+  static std::atomic<DeviceMemory*> memory{nullptr};
+  return memory;
+}
+}  // namespace
+
+DeviceMemory* device_memory() { return provider().load(std::memory_order_acquire); }
+void set_device_memory(DeviceMemory* memory) { provider().store(memory, std::memory_order_release); }
+
+}  // namespace dist::core

@@ -1,13 +1,16 @@
 // Unit tests for dist::Tensor: factories, typed access checks, copies and views, DLPack export and
-// import (ownership, deleter counts, rejections), and cuda views in a build without CUDA.
+// import (ownership, deleter counts, rejections), cuda views in a build without CUDA, and cuda
+// tensors through a registered device-memory provider.
 #include <gtest/gtest.h>
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "core/device_memory.hpp"
 #include "dist/tensor.hpp"
 
 namespace dist {
@@ -340,6 +343,49 @@ TEST(TensorDlpack, CudaTensorsKeepTheirDevice) {
   EXPECT_EQ(fake.deleted, 0) << "the export keeps the imported storage alive";
   out->deleter(out);
   EXPECT_EQ(fake.deleted, 1);
+}
+
+// With a provider registered (a build with the nccl backend registers CUDA's), cuda tensors are
+// allocated, zeroed and copied through it. This fake keeps "device" memory on the host.
+class HostBackedDeviceMemory final : public dist::core::DeviceMemory {
+ public:
+  std::shared_ptr<void> allocate(Device device, std::size_t bytes) override {
+    devices.push_back(device);
+    return std::shared_ptr<void>(new std::byte[bytes + 1], [](void* p) { delete[] static_cast<std::byte*>(p); });
+  }
+  void copy(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) override {
+    copies.push_back(to_string(src_device) + "->" + to_string(dst_device));
+    std::memcpy(dst, src, bytes);
+  }
+  void zero(void* data, Device device, std::size_t bytes) override {
+    devices.push_back(device);
+    std::memset(data, 0, bytes);
+  }
+  std::vector<Device> devices;
+  std::vector<std::string> copies;
+};
+
+TEST(Tensor, CudaTensorsGoThroughTheRegisteredDeviceMemory) {
+  HostBackedDeviceMemory memory;
+  dist::core::set_device_memory(&memory);
+  const Tensor host = Tensor::from(std::vector<float>{1, 2, 3});
+  const Tensor on_gpu = host.to(Device::cuda(1));
+  EXPECT_EQ(on_gpu.device(), Device::cuda(1));
+  EXPECT_TRUE(on_gpu.is_owning());
+  const Tensor zeros = Tensor::zeros({2}, DType::int32, Device::cuda(0));
+  const Tensor copy = on_gpu.clone();
+  const Tensor back = copy.to(Device::cpu());
+  Tensor target = Tensor::zeros({3}, DType::float32);
+  target.copy_from(on_gpu);
+  dist::core::set_device_memory(nullptr);
+  EXPECT_EQ(back.values<float>()[2], 3.0f);
+  EXPECT_EQ(target.values<float>()[0], 1.0f);
+  EXPECT_EQ(zeros.to(Device::cuda(0)).data(), zeros.data());  // same device: no copy
+  EXPECT_EQ(memory.devices, (std::vector<Device>{Device::cuda(1), Device::cuda(0), Device::cuda(0),
+                                                 Device::cuda(1)}));
+  EXPECT_EQ(memory.copies, (std::vector<std::string>{"cpu->cuda:1", "cuda:1->cuda:1", "cuda:1->cpu",
+                                                     "cuda:1->cpu"}));
+  expect_invalid([] { (void)Tensor::empty({2}, DType::int8, Device::cuda(0)); }, {"without CUDA"});
 }
 
 }  // namespace

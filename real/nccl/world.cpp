@@ -9,9 +9,15 @@
 #include "dist/errors.hpp"
 #include "real/nccl/backend.hpp"
 #include "real/nccl/connect.hpp"
+#include "real/nccl/device_memory.hpp"
 #include "real/nccl/errors.hpp"
 
 namespace dist::real {
+
+namespace {
+// cuda tensors work in every program that links the nccl backend (this file always is).
+[[maybe_unused]] const core::DeviceMemory& registered_memory = cuda_device_memory();
+}  // namespace
 
 bool nccl_built() { return true; }
 

@@ -33,8 +33,7 @@ TEST(NcclWorldOfOne, EveryOperationRunsThroughNccl) {
     std::vector<double> h{1.5, -2.25};
     backend.all_reduce(dist::detail::buffer_of(std::span<double>(h)), ReduceOp::mean).wait();
     EXPECT_EQ(h, (std::vector<double>{1.5, -2.25}));
-    // Device buffers through the front end: the one-rank shortcut leaves device copies to nccl
-    // (dist cannot allocate device tensors itself, so the output is given).
+    // Device buffers through the front end: the one-rank shortcut leaves device copies to nccl.
     DeviceVector<float> src(std::vector<float>{1, 2, 3}), dst(std::vector<float>{0, 0, 0});
     dist::detail::all_gather(dist::detail::buffer_of(src.tensor()), dist::detail::buffer_of(dst.tensor()), {})
         .wait();
@@ -48,6 +47,27 @@ TEST(NcclWorldOfOne, EveryOperationRunsThroughNccl) {
     return 0;
   });
   EXPECT_EQ(results.size(), 1u);
+}
+
+// cuda tensors: allocated, zeroed and copied through CUDA (real/nccl/device_memory.cpp), so the
+// forms that return new tensors work on device data, as MMEngine's do.
+TEST(NcclWorldOfOne, TensorReturningFormsAllocateOnTheGpu) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    const auto host = dist::Tensor::from(std::vector<float>{1, 2, 3, 4});
+    const dist::Tensor gpu = host.to(dist::Device::cuda(0));
+    EXPECT_EQ(gpu.device(), dist::Device::cuda(0));
+    const std::vector<dist::Tensor> all = dist::all_gather(gpu);
+    EXPECT_EQ(all.size(), 1u);
+    EXPECT_EQ(all.at(0).device(), dist::Device::cuda(0));
+    EXPECT_EQ(all.at(0).to(dist::Device::cpu()).values<float>()[3], 4.0f);
+    const dist::Tensor summed = dist::reduce_scatter(gpu);
+    EXPECT_EQ(summed.device(), dist::Device::cuda(0));
+    EXPECT_EQ(summed.clone().to(dist::Device::cpu()).values<float>()[0], 1.0f);
+    const dist::Tensor zeros = dist::Tensor::zeros({2}, dist::DType::int64, dist::Device::cuda(0));
+    EXPECT_EQ(zeros.to(dist::Device::cpu()).values<std::int64_t>()[1], 0);
+    return 0;
+  });
 }
 
 template <class T> class NcclKernelsOnDevice : public ::testing::Test {};

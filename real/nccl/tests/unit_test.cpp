@@ -187,6 +187,21 @@ TEST(NcclKernels, WithoutAGpuAValidCallReportsTheCudaErrorInsteadOfCrashing) {
   EXPECT_EQ(x[1], -4);
 }
 
+// A build with nccl registers CUDA's memory for cuda tensors; without a GPU, allocating one is a
+// BackendError carrying CUDA's reason (not the "no CUDA" InvalidArgument of a build without it).
+TEST(NcclTensors, CudaTensorsUseCudaMemoryAndSayWhyWithoutAGpu) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)
+    GTEST_SKIP() << "a GPU is present: cuda tensors are checked by the device tests";
+  try {
+    (void)dist::Tensor::zeros({4}, DType::float32, dist::Device::cuda(0));
+    ADD_FAILURE() << "allocated a cuda tensor without a GPU";
+  } catch (const dist::BackendError& e) {
+    EXPECT_TRUE(contains(e.what(), "cuda:0")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "cudaError")) << e.what();
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -1,0 +1,61 @@
+// CUDA's memory for dist::Tensor (core/device_memory.hpp): cudaMalloc/cudaFree on the tensor's
+// device, synchronous cudaMemcpy/cudaMemset. Registered while this library is linked, so cuda
+// tensors work in any program built with the nccl backend, before or without init_process_group.
+#include "real/nccl/device_memory.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "real/nccl/comm.hpp"
+#include "real/nccl/errors.hpp"
+
+namespace dist::real {
+
+namespace {
+
+class CudaMemory final : public core::DeviceMemory {
+ public:
+  CudaMemory() { core::set_device_memory(this); }
+  ~CudaMemory() override {
+    if (core::device_memory() == this) core::set_device_memory(nullptr);
+  }
+
+  std::shared_ptr<void> allocate(Device device, std::size_t bytes) override {
+    DeviceGuard guard(device.index);
+    void* p = nullptr;
+    check_cuda(cudaMalloc(&p, bytes == 0 ? 1 : bytes),
+               "Tensor: allocating " + std::to_string(bytes) + " bytes on " + to_string(device));
+    const int index = device.index;
+    return {p, [index](void* q) {
+              int previous = -1;
+              (void)cudaGetDevice(&previous);
+              (void)cudaSetDevice(index);
+              (void)cudaFree(q);
+              if (previous >= 0) (void)cudaSetDevice(previous);
+            }};
+  }
+
+  void copy(void* dst, Device dst_device, const void* src, Device src_device,
+            std::size_t bytes) override {
+    DeviceGuard guard(dst_device.is_cuda() ? dst_device.index : src_device.index);
+    check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault),
+               "Tensor: copying " + std::to_string(bytes) + " bytes from " + to_string(src_device) +
+                   " to " + to_string(dst_device));
+  }
+
+  void zero(void* data, Device device, std::size_t bytes) override {
+    DeviceGuard guard(device.index);
+    check_cuda(cudaMemset(data, 0, bytes),
+               "Tensor: zeroing " + std::to_string(bytes) + " bytes on " + to_string(device));
+  }
+};
+
+}  // namespace
+
+core::DeviceMemory& cuda_device_memory() {
+  static CudaMemory memory;
+  return memory;
+}
+
+}  // namespace dist::real
