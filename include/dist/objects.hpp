@@ -59,8 +59,10 @@ void broadcast_object_list(std::vector<T>& list, int src = 0, const Group& group
   if (on_src)
     for (const T& item : list) {
       const std::size_t before = data.size();
-      detail::ObjectOutputArchive ar(data);
-      ar(item);
+      {
+        detail::ObjectOutputArchive ar(data);  // data has its final size once ar is gone
+        ar(item);
+      }
       sizes.push_back(data.size() - before);
     }
   detail::broadcast_bytes(list.size(), data, sizes, src, group);

@@ -3,6 +3,7 @@
 // that corrupt or mismatched bytes from a peer raise InvalidArgument instead of crashing.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,20 +17,28 @@
 
 namespace dist::detail {
 
-// Writes cereal's binary format into a byte vector.
+// Appends cereal's binary format to a byte vector. The vector grows geometrically and is cut to
+// the bytes written when the archive is destroyed (read its size only then); a field costs a
+// bounds check and a copy.
 class ObjectOutputArchive
     : public cereal::OutputArchive<ObjectOutputArchive, cereal::AllowEmptyClassElision> {
  public:
-  explicit ObjectOutputArchive(std::vector<std::byte>& out) : OutputArchive(this), out_(out) {}
+  explicit ObjectOutputArchive(std::vector<std::byte>& out)
+      : OutputArchive(this), out_(out), used_(out.size()) {}
+  ~ObjectOutputArchive() { out_.resize(used_); }
+  ObjectOutputArchive(const ObjectOutputArchive&) = delete;
+  ObjectOutputArchive& operator=(const ObjectOutputArchive&) = delete;
   void save_binary(const void* data, std::size_t size) {
-    if (size == 0) return;
-    const std::size_t at = out_.size();
-    out_.resize(at + size);
-    std::memcpy(out_.data() + at, data, size);
+    if (size > out_.size() - used_) grow(size);
+    if (size > 0) std::memcpy(out_.data() + used_, data, size);
+    used_ += size;
   }
 
  private:
+  void grow(std::size_t size) { out_.resize(std::max({used_ + size, 2 * out_.size(), std::size_t{256}})); }
+
   std::vector<std::byte>& out_;
+  std::size_t used_;  // out_[0, used_) is written; the rest is room to grow into
 };
 
 // Reads cereal's binary format from a span. Every read is bounds-checked, and a length prefix
@@ -44,22 +53,29 @@ class ObjectInputArchive
 
   explicit ObjectInputArchive(std::span<const std::byte> in) : InputArchive(this), in_(in) {}
   void load_binary(void* data, std::size_t size) {
-    if (size > remaining())
-      throw cereal::Exception("truncated data: " + std::to_string(size) +
-                              " bytes needed at offset " + std::to_string(pos_) + ", " +
-                              std::to_string(remaining()) + " left");
+    if (size > remaining()) [[unlikely]]
+      throw_truncated(size);
     if (size > 0) std::memcpy(data, in_.data() + pos_, size);
     pos_ += size;
   }
   void check_length(std::uint64_t length) const {
-    if (length > remaining() && length > small_container)
-      throw cereal::Exception("corrupt length " + std::to_string(length) + " at offset " +
-                              std::to_string(pos_ - sizeof(std::uint64_t)) + ": only " +
-                              std::to_string(remaining()) + " bytes left");
+    if (length > remaining() && length > small_container) [[unlikely]]
+      throw_corrupt_length(length);
   }
   std::size_t remaining() const { return in_.size() - pos_; }
 
  private:
+  // The error paths, kept out of line so the reads inline to a compare and a copy.
+  [[noreturn]] [[gnu::noinline, gnu::cold]] void throw_truncated(std::size_t size) const {
+    throw cereal::Exception("truncated data: " + std::to_string(size) + " bytes needed at offset " +
+                            std::to_string(pos_) + ", " + std::to_string(remaining()) + " left");
+  }
+  [[noreturn]] [[gnu::noinline, gnu::cold]] void throw_corrupt_length(std::uint64_t length) const {
+    throw cereal::Exception("corrupt length " + std::to_string(length) + " at offset " +
+                            std::to_string(pos_ - sizeof(std::uint64_t)) + ": only " +
+                            std::to_string(remaining()) + " bytes left");
+  }
+
   std::span<const std::byte> in_;
   std::size_t pos_ = 0;
 };
