@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/op.hpp"
@@ -19,7 +20,9 @@ struct Comm {
   std::string name;          // "world", "node 1", "group {0, 2}"
   std::vector<int> members;  // global ranks in group-rank order
   std::vector<std::uint64_t> next_seq;  // by group rank
-  std::map<std::uint64_t, std::shared_ptr<Op>> gathering;  // by sequence number
+  // The collectives still gathering arrivals, sorted by sequence number (usually a few: a vector
+  // keeps posting free of allocations).
+  std::vector<std::pair<std::uint64_t, std::shared_ptr<Op>>> gathering;
   // Unmatched p2p ops by (src, dst, tag) in group ranks, oldest first.
   using Channel = std::tuple<int, int, int>;
   std::map<Channel, std::deque<std::shared_ptr<Op>>> unmatched_sends;

@@ -45,10 +45,14 @@ std::string_view differing_field(const Call& a, const Call& b);
 
 struct Comm;
 
-// How an Op's data movement is split into chunks that any waiting rank may execute.
+struct Op;
+
+// How an Op's data movement is split into chunks that any waiting rank may execute: run(op, c)
+// executes chunk c of `op`, reading the calls in place. The plans keep their captures within
+// std::function's inline storage, so making one allocates nothing (all_gather_v aside).
 struct Plan {
   std::size_t chunks = 0;
-  std::function<void(std::size_t)> run;
+  std::function<void(const Op&, std::size_t)> run;
 };
 
 struct Op {

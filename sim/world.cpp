@@ -32,6 +32,7 @@ World::World(const Cluster& cluster)
   spare_cores_ = n <= cores;
   yield_rounds_ = spare_cores_ ? 200 : n <= 8 * cores ? 16 : 0;
   polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield measured slower (2 ranks)
+  for (RankState& r : ranks_) r.yield_rounds.store(yield_rounds_);
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),
@@ -99,19 +100,23 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   apply_faults(lock, rank, call);
   call.start_us = now_us();
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)]++;
-  auto& slot = comm->gathering[seq];
-  if (!slot) {
-    slot = std::make_shared<Op>();
-    slot->comm = comm;
-    slot->id = next_op_id_++;
-    slot->seq = seq;
-    slot->participants = comm->members;
-    slot->calls.resize(comm->members.size());
-    slot->arrived.assign(comm->members.size(), 0);
+  // Sorted by sequence number: a new one is created only by the first rank to post it, after
+  // every lower one.
+  auto& gathering = comm->gathering;
+  auto slot = std::lower_bound(gathering.begin(), gathering.end(), seq,
+                               [](const auto& entry, std::uint64_t s) { return entry.first < s; });
+  if (slot == gathering.end() || slot->first != seq) {
+    auto fresh = std::make_shared<Op>();
+    fresh->comm = comm;
+    fresh->id = next_op_id_++;
+    fresh->seq = seq;
+    fresh->participants = comm->members;
+    fresh->calls.resize(comm->members.size());
+    fresh->arrived.assign(comm->members.size(), 0);
+    slot = gathering.emplace(slot, seq, std::move(fresh));
   }
-  std::shared_ptr<Op> op = slot;
-  if (op->arrived_count + 1 == static_cast<int>(op->participants.size()))
-    comm->gathering.erase(seq);
+  std::shared_ptr<Op> op = slot->second;
+  if (op->arrived_count + 1 == static_cast<int>(op->participants.size())) gathering.erase(slot);
   arrive(op, static_cast<std::size_t>(group_rank), std::move(call));
   yield(lock, rank);
   return op;
@@ -194,7 +199,7 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op) {
   const std::size_t bytes = first.count * dtype_size(first.dtype) * op->calls.size();
   const bool small = op->plan.chunks == 1 && bytes <= inline_bytes;
   if (op->plan.chunks == 0 || deterministic() || small) {
-    for (std::size_t c = 0; c < op->plan.chunks; ++c) op->plan.run(c);
+    for (std::size_t c = 0; c < op->plan.chunks; ++c) op->plan.run(*op, c);
     complete(*op);
     return;
   }

@@ -4,6 +4,7 @@
 // deterministic mode a seeded scheduler passes a baton so one rank runs at a time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -61,6 +62,10 @@ class World {
     int calls = 0;                                  // communication calls made (for faults)
     std::optional<double> sleep_until_us;           // deterministic: stalled by a fault
     double deadline_us = 0;                         // deterministic: when its wait times out
+    // Concurrent mode: how long its waits spin and yield before they block (world_wait.cpp),
+    // adapted by its waits (atomic: a Work may be waited on from another thread).
+    std::atomic<int> spin_polls{64};
+    std::atomic<int> yield_rounds{0};
   };
 
   bool deterministic() const { return cluster_.schedule == Schedule::deterministic; }
@@ -78,6 +83,8 @@ class World {
   bool execute_chunk(Op& op);
   enum class Poll { waiting, worked, claimed, finished };
   Poll poll(Op& op);
+  bool spin(RankState& me, Op& op);
+  bool poll_and_yield(RankState& me, Op& op);
   std::shared_ptr<Op> next_runnable();
   std::string rank_activity(int rank) const;
 
@@ -103,7 +110,7 @@ class World {
   std::vector<std::weak_ptr<Comm>> comms_;
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
   std::optional<Trace> trace_;
-  // Concurrent mode: how a waiter polls before it blocks: yield_rounds_ times it polls
+  // Concurrent mode: how a waiter polls before it blocks: at most yield_rounds_ times it polls
   // polls_per_yield_ times and yields the core. Spinning pays while every rank can have a core;
   // an oversubscribed world yields only a few times (so the ranks that can progress get the
   // cores) and a much larger one blocks at once.

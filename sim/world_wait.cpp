@@ -12,12 +12,26 @@ namespace dist::sim {
 
 namespace {
 constexpr double step_us = 1.0;  // virtual time a rank spends between two communication points
+// With a core per rank, a waiter first spins (a pause between polls, no system call): a peer
+// running on another core answers a small op within a microsecond, sooner than a yield returns.
+// But when the machine is busy the peer may wait for our very core, and every spin is lost time.
+// So the spin budget adapts per rank: doubled when a spin saw its op finish, halved when not.
+constexpr int min_spin_polls = 8;
+constexpr int max_spin_polls = 1024;
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 }  // namespace
 
 bool World::execute_chunk(Op& op) {
   const std::size_t c = op.next_chunk.fetch_add(1, std::memory_order_relaxed);
   if (c >= op.plan.chunks) return false;
-  op.plan.run(c);
+  op.plan.run(op, c);
   if (op.done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == op.plan.chunks) {
     std::lock_guard lock(mutex_);
     complete(op);
@@ -67,23 +81,57 @@ World::Poll World::poll(Op& op) {
   return execute_chunk(op) ? Poll::worked : Poll::claimed;
 }
 
-void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
-  // Poll a few times between yields: a peer running on another core answers within a poll, and
-  // the yields hand the core to a peer that waits for one (the machine may be busy).
-  // In an oversubscribed world, a rank whose op only waits for the last chunks blocks at once:
-  // the ranks running them need the cores more than it needs to notice early.
-  for (int round = 0, polls = 0; round < yield_rounds_;) {
-    const Poll p = poll(*op);
-    if (p == Poll::finished) return;
+// Spins on `op` for the rank's budget of polls, helping with its chunks, and adapts the budget;
+// whether the op finished meanwhile.
+bool World::spin(RankState& me, Op& op) {
+  const int budget = me.spin_polls.load(std::memory_order_relaxed);
+  for (int polls = 0; polls < budget;) {
+    const Poll p = poll(op);
+    if (p == Poll::finished) {
+      me.spin_polls.store(std::min(max_spin_polls, budget * 2), std::memory_order_relaxed);
+      return true;
+    }
+    if (p == Poll::worked) continue;
+    cpu_relax();
+    ++polls;
+  }
+  me.spin_polls.store(std::max(min_spin_polls, budget / 2), std::memory_order_relaxed);
+  return false;
+}
+
+// Polls `op` between yields for the rank's budget of yield rounds; whether it finished meanwhile.
+// A yield answers at once when a core is idle, but on a busy machine it hands the core to another
+// process for a whole time slice, while a blocked waiter is woken as soon as its op completes: so
+// a wait that had to block halves the budget, and one that did not doubles it (up to
+// yield_rounds_).
+bool World::poll_and_yield(RankState& me, Op& op) {
+  const int budget = me.yield_rounds.load(std::memory_order_relaxed);
+  for (int round = 0, polls = 0; round < budget;) {
+    const Poll p = poll(op);
+    if (p == Poll::finished) return true;
     if (p == Poll::worked) continue;  // progress: keep helping
-    if (p == Poll::claimed && !spare_cores_) break;
+    // In an oversubscribed world, a rank whose op only waits for the last chunks blocks at once:
+    // the ranks running them need the cores more than it needs to notice early.
+    if (p == Poll::claimed && !spare_cores_) return false;
     if (++polls % polls_per_yield_ == 0) {
       std::this_thread::yield();
       ++round;
     }
   }
-  std::unique_lock lock(mutex_);
+  return false;
+}
+
+void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
+  if (poll(*op) == Poll::finished) return;
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  const int yields = me.yield_rounds.load(std::memory_order_relaxed);
+  if ((spare_cores_ && spin(me, *op)) || poll_and_yield(me, *op)) {
+    me.yield_rounds.store(std::min(yield_rounds_, std::max(1, yields * 2)),
+                          std::memory_order_relaxed);
+    return;
+  }
+  me.yield_rounds.store(yields / 2, std::memory_order_relaxed);
+  std::unique_lock lock(mutex_);
   const auto deadline = std::chrono::steady_clock::now() + cluster_.timeout;
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);
