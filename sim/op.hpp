@@ -2,12 +2,14 @@
 // buffers); an Op is one matched instance (a collective on a communicator, or a send/recv pair).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +35,7 @@ struct Call {
   std::vector<std::size_t> counts;    // all_gather_v's per-rank counts
   const void* in = nullptr;
   void* out = nullptr;
-  double start_us = 0;  // when the rank posted it (for diagnostics and the trace)
+  double start_us = 0;  // when the rank posted it (set only when tracing)
   std::string injected_failure;  // set by a Fault::fail: the op fails with this message
 
   // e.g. "all_reduce(op=sum, float32 x 8)".
@@ -62,7 +64,9 @@ struct Op {
   std::uint64_t id = 0;         // unique within the run
   std::uint64_t seq = 0;        // per-communicator sequence number (collectives)
   bool p2p = false;
-  std::vector<int> participants;  // global ranks; collectives: by group rank; p2p: {src, dst}
+  // Global ranks; collectives: by group rank (a view of comm->members); p2p: {src, dst} (pair).
+  std::span<const int> participants;
+  std::array<int, 2> pair{};
   std::vector<Call> calls;        // by participant index
   std::vector<char> arrived;
   int arrived_count = 0;

@@ -98,7 +98,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   std::unique_lock lock(mutex_);
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   apply_faults(lock, rank, call);
-  call.start_us = now_us();
+  if (trace_) call.start_us = now_us();
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)]++;
   // Sorted by sequence number: a new one is created only by the first rank to post it, after
   // every lower one.
@@ -110,7 +110,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     fresh->comm = comm;
     fresh->id = next_op_id_++;
     fresh->seq = seq;
-    fresh->participants = comm->members;
+    fresh->participants = comm->members;  // a view: the op holds the communicator
     fresh->calls.resize(comm->members.size());
     fresh->arrived.assign(comm->members.size(), 0);
     slot = gathering.emplace(slot, seq, std::move(fresh));
@@ -126,7 +126,7 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
   std::unique_lock lock(mutex_);
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   apply_faults(lock, rank, call);
-  call.start_us = now_us();
+  if (trace_) call.start_us = now_us();
   const bool is_send = call.kind == OpKind::send;
   const int src = is_send ? group_rank : call.root;
   const int dst = is_send ? call.root : group_rank;
@@ -142,8 +142,9 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
     op->comm = comm;
     op->id = next_op_id_++;
     op->p2p = true;
-    op->participants = {comm->members[static_cast<std::size_t>(src)],
-                        comm->members[static_cast<std::size_t>(dst)]};
+    op->pair = {comm->members[static_cast<std::size_t>(src)],
+                comm->members[static_cast<std::size_t>(dst)]};
+    op->participants = op->pair;
     op->calls.resize(2);
     op->arrived.assign(2, 0);
     (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[key].push_back(op);
@@ -226,10 +227,9 @@ void World::complete(Op& op) {
 void World::wake(const Op& op) {
   for (int p : op.participants) {
     RankState& r = ranks_[static_cast<std::size_t>(p)];
-    if (r.blocked) {
-      r.blocked = false;
-      --blocked_;
-    }
+    if (!r.blocked) continue;  // it polls, or (deterministic) waits for the baton, not this op
+    r.blocked = false;
+    --blocked_;
     r.cv.notify_one();
   }
 }
