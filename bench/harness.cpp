@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "bench/batch_size.hpp"
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
 #include "real/testing.hpp"
@@ -215,9 +216,8 @@ double bus_factor(const std::string& op, int n) {
 void measure(benchmark::State& state, BenchWorld& world, const std::function<void(int)>& op,
              double bytes, const std::string& op_name) {
   constexpr double batch_target_s = 2e-3;
-  double probe = world.time_batch(op, 1);  // warm-up (first touch, connections)
-  if (probe < 10e-3) probe = world.time_batch(op, 1);
-  const int reps = std::clamp(static_cast<int>(batch_target_s / std::max(probe, 1e-9)), 1, 20000);
+  world.time_batch(op, 1);  // warm-up (first touch, connections)
+  const int reps = batch_size([&](int r) { return world.time_batch(op, r); }, batch_target_s);
   double total = 0;
   std::int64_t calls = 0;
   // Each loop of KeepRunningBatch counts `reps` iterations and one batch's time, so Google

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/batch_size.hpp"
+
 namespace {
 
 struct Result {
@@ -31,8 +33,7 @@ template <class Op> double slowest(Op op, int reps) {
 // Batches of about 2 ms until `min_time` seconds are measured (the same rule on every rank).
 template <class Op> Result measure(const std::string& name, Op op, double min_time, double bytes) {
   slowest(op, 1);  // warm-up
-  const double probe = slowest(op, 1);
-  const int reps = std::clamp(static_cast<int>(2e-3 / std::max(probe, 1e-9)), 1, 20000);
+  const int reps = dist::bench::batch_size([&](int r) { return slowest(op, r); }, 2e-3);
   double total = 0;
   long long calls = 0;
   int batches = 0;
