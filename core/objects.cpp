@@ -12,6 +12,11 @@
 namespace dist::detail {
 
 namespace {
+// What each thread keeps for ReusedBytes: a few buffers, none larger than keep_bytes.
+constexpr std::size_t keep_buffers = 4;
+constexpr std::size_t keep_bytes = std::size_t{64} << 20;
+thread_local std::vector<std::vector<std::byte>> spare_buffers;
+
 BufferRef bytes_ref(std::span<const std::byte> bytes) {
   return {const_cast<std::byte*>(bytes.data()), bytes.size(), DType::uint8, Device::cpu()};
 }
@@ -39,6 +44,19 @@ std::string lengths_text(const std::vector<std::uint64_t>& lengths) {
 }
 }  // namespace
 
+ReusedBytes::ReusedBytes() {
+  if (spare_buffers.empty()) return;
+  bytes = std::move(spare_buffers.back());
+  spare_buffers.pop_back();
+}
+
+ReusedBytes::~ReusedBytes() {
+  if (bytes.capacity() == 0 || bytes.capacity() > keep_bytes) return;
+  if (spare_buffers.size() >= keep_buffers) return;
+  bytes.clear();
+  spare_buffers.push_back(std::move(bytes));
+}
+
 void throw_deserialize_error(const char* function, int source, std::size_t bytes,
                              const char* reason) {
   throw InvalidArgument(std::string(function) + ": cannot deserialize the object from rank " +
@@ -54,8 +72,8 @@ GatheredBytes all_gather_bytes(std::span<const std::byte> mine, const Group& gro
     out.sizes.push_back(static_cast<std::size_t>(size));
     total += static_cast<std::size_t>(size);
   }
-  out.data.resize(total);
-  all_gather_v(bytes_ref(mine), bytes_ref(out.data), out.sizes, group).wait();
+  out.data.bytes.resize(total);
+  all_gather_v(bytes_ref(mine), bytes_ref(out.data.bytes), out.sizes, group).wait();
   return out;
 }
 
@@ -72,8 +90,8 @@ std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int d
   for (const auto& size : sizes) out.sizes.push_back(static_cast<std::size_t>(size.at(0)));
   std::vector<std::byte> padded(longest);
   std::copy(mine.begin(), mine.end(), padded.begin());
-  if (on_dst) out.data.resize(longest * static_cast<std::size_t>(n));
-  gather(bytes_ref(padded), bytes_ref(out.data), dst, group).wait();
+  if (on_dst) out.data.bytes.resize(longest * static_cast<std::size_t>(n));
+  gather(bytes_ref(padded), bytes_ref(out.data.bytes), dst, group).wait();
   if (!on_dst) return std::nullopt;
   for (int r = 0; r < n; ++r) out.offsets.push_back(longest * static_cast<std::size_t>(r));
   return out;

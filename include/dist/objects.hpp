@@ -80,7 +80,9 @@ void broadcast_object_list(std::vector<T>& list, int src = 0, const Group& group
 // very different sizes: the sizes are exchanged first, then one variable-size all_gather.
 template <class T> std::vector<T> all_gather_object(const T& obj, const Group& group = {}) {
   if (detail::group_size_checked(group, "all_gather_object") == 1) return std::vector<T>(1, obj);
-  const auto bytes = detail::all_gather_bytes(detail::to_bytes(obj), group);
+  detail::ReusedBytes mine;
+  detail::append_bytes(obj, mine.bytes);
+  const auto bytes = detail::all_gather_bytes(mine.bytes, group);
   std::vector<T> out;
   out.reserve(bytes.sizes.size());
   for (std::size_t r = 0; r < bytes.sizes.size(); ++r)
@@ -93,7 +95,9 @@ template <class T> std::vector<T> all_gather_object(const T& obj, const Group& g
 template <class T>
 std::optional<std::vector<T>> gather_object(const T& obj, int dst = 0, const Group& group = {}) {
   if (detail::group_size_checked(group, "gather_object") == 1) return std::vector<T>(1, obj);
-  const auto bytes = detail::gather_bytes(detail::to_bytes(obj), dst, group, "gather_object");
+  detail::ReusedBytes mine;
+  detail::append_bytes(obj, mine.bytes);
+  const auto bytes = detail::gather_bytes(mine.bytes, dst, group, "gather_object");
   if (!bytes) return std::nullopt;
   std::vector<T> out;
   out.reserve(bytes->sizes.size());

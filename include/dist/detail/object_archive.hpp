@@ -127,13 +127,16 @@ void CEREAL_LOAD_FUNCTION_NAME(ObjectInputArchive& ar, cereal::BinaryData<T>& bd
 [[noreturn]] void throw_deserialize_error(const char* function, int source, std::size_t bytes,
                                           const char* reason);
 
+// Appends the serialized bytes of `obj` to `out`.
+template <class T> void append_bytes(const T& obj, std::vector<std::byte>& out) {
+  ObjectOutputArchive ar(out);
+  ar(obj);
+}
+
 // The serialized bytes of `obj`.
 template <class T> std::vector<std::byte> to_bytes(const T& obj) {
   std::vector<std::byte> out;
-  {
-    ObjectOutputArchive ar(out);
-    ar(obj);
-  }
+  append_bytes(obj, out);
   return out;
 }
 

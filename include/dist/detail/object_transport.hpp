@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dist/api.hpp"
@@ -17,13 +18,26 @@
 
 namespace dist::detail {
 
+// A byte buffer lent by the calling thread's small pool and given back (emptied) when destroyed:
+// the object helpers serialize and receive into such buffers, so a large object does not make
+// every call fault fresh pages in. A buffer above a retention limit is freed instead of kept.
+class ReusedBytes {
+ public:
+  ReusedBytes();
+  ~ReusedBytes();
+  ReusedBytes(ReusedBytes&& other) noexcept : bytes(std::move(other.bytes)) {}
+  ReusedBytes& operator=(ReusedBytes&&) = delete;
+
+  std::vector<std::byte> bytes;
+};
+
 // Every rank's serialized bytes, rank r's at data[offsets[r], offsets[r] + sizes[r]).
 struct GatheredBytes {
-  std::vector<std::byte> data;
+  ReusedBytes data;
   std::vector<std::size_t> offsets;
   std::vector<std::size_t> sizes;
   std::span<const std::byte> part(std::size_t r) const {
-    return std::span<const std::byte>(data).subspan(offsets[r], sizes[r]);
+    return std::span<const std::byte>(data.bytes).subspan(offsets[r], sizes[r]);
   }
 };
 
