@@ -106,13 +106,11 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   auto slot = std::lower_bound(gathering.begin(), gathering.end(), seq,
                                [](const auto& entry, std::uint64_t s) { return entry.first < s; });
   if (slot == gathering.end() || slot->first != seq) {
-    auto fresh = std::make_shared<Op>();
+    auto fresh = op_pool_.take(comm->members.size());
     fresh->comm = comm;
     fresh->id = next_op_id_++;
     fresh->seq = seq;
     fresh->participants = comm->members;  // a view: the op holds the communicator
-    fresh->calls.resize(comm->members.size());
-    fresh->arrived.assign(comm->members.size(), 0);
     slot = gathering.emplace(slot, seq, std::move(fresh));
   }
   std::shared_ptr<Op> op = slot->second;
@@ -138,15 +136,13 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
     it->second.pop_front();
     if (it->second.empty()) peers.erase(it);
   } else {
-    op = std::make_shared<Op>();
+    op = op_pool_.take(2);
     op->comm = comm;
     op->id = next_op_id_++;
     op->p2p = true;
     op->pair = {comm->members[static_cast<std::size_t>(src)],
                 comm->members[static_cast<std::size_t>(dst)]};
     op->participants = op->pair;
-    op->calls.resize(2);
-    op->arrived.assign(2, 0);
     (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[key].push_back(op);
   }
   arrive(op, is_send ? 0 : 1, std::move(call));

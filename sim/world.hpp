@@ -20,6 +20,7 @@
 #include "dist/sim.hpp"
 #include "sim/comm.hpp"
 #include "sim/op.hpp"
+#include "sim/op_pool.hpp"
 #include "sim/trace.hpp"
 
 namespace dist::sim {
@@ -109,6 +110,7 @@ class World {
   std::vector<std::shared_ptr<Comm>> node_comms_;
   std::vector<std::weak_ptr<Comm>> comms_;
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
+  OpPool op_pool_;
   std::optional<Trace> trace_;
   // Concurrent mode: how a waiter polls before it blocks: at most yield_rounds_ times it polls
   // polls_per_yield_ times and yields the core. Spinning pays while every rank can have a core;
