@@ -40,6 +40,17 @@ World::World(const Cluster& cluster)
                                                cluster.ranks_per_node)));
 }
 
+World::~World() {
+  runnable_.clear();
+  for (const auto& weak : comms_) {
+    if (const auto comm = weak.lock()) {
+      comm->gathering.clear();
+      comm->unmatched_sends.clear();
+      comm->unmatched_recvs.clear();
+    }
+  }
+}
+
 const std::shared_ptr<Comm>& World::node_comm(int node) const {
   return node_comms_.at(static_cast<std::size_t>(node));
 }

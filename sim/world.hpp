@@ -28,6 +28,11 @@ namespace dist::sim {
 class World {
  public:
   explicit World(const Cluster& cluster);
+  // Drops the ops still queued on communicators (a run that failed leaves some): an op holds its
+  // communicator, so they would keep each other alive.
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
 
   int size() const { return static_cast<int>(ranks_.size()); }
   const Cluster& cluster() const { return cluster_; }
