@@ -4,9 +4,7 @@
 // order, cut to size; the directories it created are removed), sync_random_seed agreement.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -20,6 +18,7 @@
 #include "props/backends.hpp"
 #include "props/generators.hpp"
 #include "props/property.hpp"
+#include "props/scratch.hpp"
 
 namespace props {
 namespace {
@@ -177,24 +176,27 @@ void collect_results_round_robin() {
   const long size = *rc::gen::oneOf(rc::gen::just(static_cast<long>(total)),
                                     gen::uniform<long>(0, static_cast<long>(total) + 4));
   const auto where = *rc::gen::element<std::string>("gpu", "cpu", "cpu, default tmpdir");
-  static std::atomic<int> serial{0};
-  const auto dir =
-      std::filesystem::temp_directory_path() /
-      ("dist_props_collect_" + std::to_string(::getpid()) + "_" + std::to_string(serial++));
-  const std::filesystem::path default_dir = ".dist_test";  // rank 0's, in the current directory
-  const bool had_default_dir = std::filesystem::exists(default_dir);
+  // A fresh directory every rank names alike. "cpu" passes a tmpdir two levels inside it, so
+  // rank 0 creates both and must remove both. The default tmpdir is ./.dist_test on rank 0, so
+  // then every process works in the directory (removed at the end if the run left it empty).
+  const auto scratch = scratch_path("collect");
+  const auto tmpdir = scratch / "parts";
+  const bool default_tmpdir = where == "cpu, default tmpdir";
   RC_TAG(where);
   RC_CLASSIFY(static_cast<std::size_t>(size) < total, "cut");
+  std::optional<InScratchDirectory> in_scratch;
+  if (default_tmpdir) in_scratch.emplace(scratch);
   const auto got = run_on<B>(shape, [&] {
     const auto& part = parts[static_cast<std::size_t>(dist::get_rank())];
     if (where == "gpu") return dist::collect_results(part, size, "gpu");
-    if (where == "cpu") return dist::collect_results(part, size, "cpu", dir.string());
+    if (where == "cpu") return dist::collect_results(part, size, "cpu", tmpdir.string());
     return dist::collect_results(part, size);
   });
   RC_ASSERT(got[0] == std::optional(round_robin(parts, static_cast<std::size_t>(size))));
   for (int r = 1; r < n; ++r) RC_ASSERT(!got[static_cast<std::size_t>(r)].has_value());
-  RC_ASSERT(!std::filesystem::exists(dir));  // it created the directory, so it removed it
-  if (!had_default_dir) RC_ASSERT(!std::filesystem::exists(default_dir));
+  // Every process sees the same files here (the run is over on all of them and nothing a run
+  // leaves is removed), so all reach the same verdict. It created what it used, so removed it.
+  RC_ASSERT(!std::filesystem::exists(default_tmpdir ? scratch / ".dist_test" : scratch));
 }
 
 template <BackendUnderTest B>

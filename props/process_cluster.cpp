@@ -2,6 +2,8 @@
 // point at), per-case gloo worlds under their own key prefixes, and the exchanges between them.
 #include "props/process_cluster.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -52,6 +54,7 @@ Cluster::Cluster() {
   control_store->set_timeout(control_timeout);
   control_ = dist::real::make_world_context(
       {dist::Backend::gloo, control_store, rank_, size_, control_timeout, host_});
+  first_pid_ = std::stol(exchange(std::to_string(::getpid())).front());
 }
 
 namespace {

@@ -35,6 +35,8 @@ class Cluster {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // Process 0's id (every process's scratch paths are named after it).
+  long first_pid() const { return first_pid_; }
 
   // The next case's number (every process counts the same cases).
   std::uint64_t next_case() { return next_case_++; }
@@ -56,6 +58,7 @@ class Cluster {
   Cluster();
   int rank_ = 0;
   int size_ = 1;
+  long first_pid_ = 0;
   std::string host_;
   std::uint64_t next_case_ = 0;
   std::shared_ptr<dist::core::Store> store_;

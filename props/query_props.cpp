@@ -1,12 +1,14 @@
 // The query/control functions on every cluster shape: rank, world size, local rank/size/group,
 // get_dist_info, is_main_process, is_distributed, get_backend, master_only (exactly once, on rank
-// 0), and membership answers for random subgroups.
+// 0), barrier (no rank leaves before all arrive), and membership answers for random subgroups.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,8 @@
 namespace props {
 namespace {
 
+// One rank's answers. Each rank counts the master_only bodies it ran itself, and stamps the
+// monotonic clock (one clock for every process on the machine) around its barrier.
 struct Answers {
   int rank = -2, world_size = -2, local_rank = -2, local_size = -2;
   std::optional<dist::Backend> backend;
@@ -26,10 +30,22 @@ struct Answers {
   std::pair<int, int> dist_info{-2, -2};
   bool main = false, distributed = false;
   std::optional<int> master_result;
-  int master_calls_seen = -1;
+  int master_calls = -1;  // master_only bodies run on this rank: +1 and +100
+  std::int64_t barrier_entered = 0, barrier_left = 0;  // clock stamps (ns)
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(rank, world_size, local_rank, local_size, backend, local_ranks, rank_in_local, dist_info,
+       main, distributed, master_result, master_calls, barrier_entered, barrier_left);
+  }
 };
 
-Answers ask(std::atomic<int>& calls) {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Answers ask() {
   Answers a;
   a.rank = dist::get_rank();
   a.world_size = dist::get_world_size();
@@ -43,14 +59,28 @@ Answers ask(std::atomic<int>& calls) {
   a.dist_info = dist::get_dist_info();
   a.main = dist::is_main_process();
   a.distributed = dist::is_distributed();
+  int calls = 0;
   a.master_result = dist::master_only([&](int x) {
     ++calls;
     return x + 1;
   })(a.rank * 10);
   dist::master_only([&] { calls += 100; })();
+  a.master_calls = calls;
+  a.barrier_entered = now_ns();
   dist::barrier();
-  a.master_calls_seen = calls.load();
+  a.barrier_left = now_ns();
   return a;
+}
+
+// No rank left the barrier before every rank had entered it (so before rank 0's master_only
+// bodies had run).
+void require_barrier_held(const std::vector<Answers>& got) {
+  std::int64_t last_in = 0;
+  for (const Answers& a : got) last_in = std::max(last_in, a.barrier_entered);
+  for (const Answers& a : got)
+    if (a.barrier_left < last_in)
+      RC_FAIL("rank " + std::to_string(a.rank) + " left the barrier " +
+              std::to_string(last_in - a.barrier_left) + " ns before the last rank entered it");
 }
 
 template <BackendUnderTest B>
@@ -59,10 +89,8 @@ void queries_match_shape() {
   const int n = shape.size();
   const int per = shape.ranks_per_node;
   RC_TAG(std::to_string(shape.nodes) + "x" + std::to_string(per));
-  std::atomic<int> calls{0};
-  const auto got = run_on<B>(shape, [&] { return ask(calls); });
+  const auto got = run_on<B>(shape, [] { return ask(); });
   RC_ASSERT(static_cast<int>(got.size()) == n);
-  RC_ASSERT(calls.load() == 101);  // each master_only body ran exactly once
   for (int r = 0; r < n; ++r) {
     const Answers& a = got[static_cast<std::size_t>(r)];
     std::vector<int> node(static_cast<std::size_t>(per));
@@ -78,8 +106,9 @@ void queries_match_shape() {
     RC_ASSERT(a.main == (r == 0));
     RC_ASSERT(a.distributed);
     RC_ASSERT(a.master_result == (r == 0 ? std::optional<int>(1) : std::nullopt));
-    RC_ASSERT(a.master_calls_seen == 101);  // rank 0 ran both before the barrier
+    RC_ASSERT(a.master_calls == (r == 0 ? 101 : 0));  // each body ran exactly once, on rank 0
   }
+  require_barrier_held(got);
 }
 
 // Membership of random subgroups (several, created in one order by every rank).

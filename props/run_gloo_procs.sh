@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs the gloo_procs property suites: every rank a process under distrun, all processes with one
 # rapidcheck seed (RC_PARAMS's own seed=N if given, else a random one, printed for replaying).
+# Fails when a property fails, and when no test ran (the filter matched none, or all skipped).
 # Usage: run_gloo_procs.sh DISTRUN DIST_PROPS [gtest args]; DIST_PROPS_PROCS processes (4).
 set -eu
 distrun=$1
@@ -12,5 +13,24 @@ case " $params" in
   *" seed="*) ;;
   *) params="${params:+$params }seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')" ;;
 esac
+log=$(mktemp "${TMPDIR:-/tmp}/run_gloo_procs.XXXXXX")
+trap 'rm -f "$log" "$log.status"' EXIT
 echo "gloo_procs: RC_PARAMS=\"$params\" distrun -n $procs -- dist_props --gtest_filter='*/gloo_procs.*' $*"
-RC_PARAMS=$params exec "$distrun" -n "$procs" -- "$props" --gtest_filter='*/gloo_procs.*' "$@"
+{ RC_PARAMS=$params "$distrun" -n "$procs" -- "$props" --gtest_filter='*/gloo_procs.*' "$@" 2>&1 ||
+    echo $? >"$log.status"; } | tee "$log"
+if [ -s "$log.status" ]; then exit "$(cat "$log.status")"; fi
+
+# Process 0's gtest summary (every process runs the same tests): how many matched, how many passed.
+matched=$(sed -n 's/^\[0\] \[==========\] Running \([0-9]*\) tests* from.*/\1/p' "$log" | head -n 1)
+passed=$(grep -c '^\[0\] \[       OK \] ' "$log" || true)
+if [ -z "$matched" ] || [ "$matched" -eq 0 ]; then
+  echo "run_gloo_procs.sh: FAILED: no test ran: the gtest filter matched no test" >&2
+  exit 1
+fi
+if [ "$passed" -eq 0 ]; then
+  echo "run_gloo_procs.sh: FAILED: no test ran: all $matched selected tests skipped (is" \
+    "gloo_procs in DIST_PROPS_BACKENDS?)" >&2
+  exit 1
+fi
+echo "gloo_procs: $passed of $matched selected tests ran and passed on $procs processes" \
+  "($((matched - passed)) skipped)"
