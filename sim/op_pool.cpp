@@ -1,15 +1,34 @@
-// OpPool: reuse of ops whose every other owner (ranks' Works, the fabric) has let go.
+// OpPool: ops whose last owner let go go back on a shelf, and are reset when taken again. The
+// deleter runs on the thread that let go last, after every owner's release: the shelf's lock then
+// hands the op over to the next taker.
 #include "sim/op_pool.hpp"
 
-#include <atomic>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace dist::sim {
 
+struct OpPool::Shelf {
+  static constexpr std::size_t capacity = 8;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Op>> ops;
+};
+
 namespace {
-// Puts a used op back in the state of a new one for `participants` ranks, keeping the memory of
+// Drops what a let-go op refers to (its communicators, error and plan), so a shelved op keeps
+// nothing else alive. Done before the shelf's lock is taken: dropping a communicator may let go
+// of further ops.
+void release_references(Op& op) {
+  op.comm.reset();
+  op.new_comm.reset();
+  op.error = nullptr;
+  op.plan = Plan{};
+}
+
+// Puts a shelved op back in the state of a new one for `participants` ranks, keeping the memory of
 // its vectors.
 void reset(Op& op, std::size_t participants) {
-  op.comm.reset();
   op.id = 0;
   op.seq = 0;
   op.p2p = false;
@@ -20,27 +39,35 @@ void reset(Op& op, std::size_t participants) {
   op.arrived.assign(participants, 0);
   op.arrived_count = 0;
   op.state.store(Op::State::gathering, std::memory_order_relaxed);
-  op.error = nullptr;
-  op.plan = Plan{};
   op.next_chunk.store(0, std::memory_order_relaxed);
   op.done_chunks.store(0, std::memory_order_relaxed);
-  op.new_comm.reset();
 }
+
+struct ShelveOp {
+  std::shared_ptr<OpPool::Shelf> shelf;
+  void operator()(Op* raw) const {
+    std::unique_ptr<Op> op(raw);
+    release_references(*op);
+    std::lock_guard lock(shelf->mutex);
+    if (shelf->ops.size() < OpPool::Shelf::capacity) shelf->ops.push_back(std::move(op));
+  }
+};
 }  // namespace
 
+OpPool::OpPool() : shelf_(std::make_shared<Shelf>()) {}
+
 std::shared_ptr<Op> OpPool::take(std::size_t participants) {
-  for (const auto& op : ops_) {
-    if (op.use_count() != 1) continue;
-    // The last other owner let go with a release decrement: its uses of the op happen before.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    reset(*op, participants);
-    return op;
+  std::unique_ptr<Op> op;
+  {
+    std::lock_guard lock(shelf_->mutex);
+    if (!shelf_->ops.empty()) {
+      op = std::move(shelf_->ops.back());
+      shelf_->ops.pop_back();
+    }
   }
-  auto op = std::make_shared<Op>();
-  op->calls.resize(participants);
-  op->arrived.assign(participants, 0);
-  if (ops_.size() < capacity) ops_.push_back(op);
-  return op;
+  if (!op) op = std::make_unique<Op>();
+  reset(*op, participants);
+  return std::shared_ptr<Op>(op.release(), ShelveOp{shelf_});
 }
 
 }  // namespace dist::sim
