@@ -32,7 +32,6 @@ World::World(const Cluster& cluster)
   spare_cores_ = n <= cores;
   yield_rounds_ = spare_cores_ ? 200 : n <= 8 * cores ? 16 : 0;
   polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield measured slower (2 ranks)
-  for (RankState& r : ranks_) r.yield_rounds.store(yield_rounds_);
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),

@@ -68,10 +68,9 @@ class World {
     int calls = 0;                                  // communication calls made (for faults)
     std::optional<double> sleep_until_us;           // deterministic: stalled by a fault
     double deadline_us = 0;                         // deterministic: when its wait times out
-    // Concurrent mode: how long its waits spin and yield before they block (world_wait.cpp),
-    // adapted by its waits (atomic: a Work may be waited on from another thread).
-    std::atomic<int> spin_polls{64};
-    std::atomic<int> yield_rounds{0};
+    // Concurrent mode: the CPU it last ran on in the fabric (a waiter yields to a participant
+    // on its own CPU, world_wait.cpp).
+    std::atomic<int> cpu{-1};
   };
 
   bool deterministic() const { return cluster_.schedule == Schedule::deterministic; }
@@ -89,8 +88,8 @@ class World {
   bool execute_chunk(Op& op);
   enum class Poll { waiting, worked, claimed, finished };
   Poll poll(Op& op);
-  bool spin(RankState& me, Op& op);
-  bool poll_and_yield(RankState& me, Op& op);
+  bool spin(int rank, Op& op);
+  bool poll_and_yield(Op& op);
   std::shared_ptr<Op> next_runnable();
   std::string rank_activity(int rank) const;
 
@@ -117,7 +116,7 @@ class World {
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
   OpPool op_pool_;
   std::optional<Trace> trace_;
-  // Concurrent mode: how a waiter polls before it blocks: at most yield_rounds_ times it polls
+  // Concurrent mode: how a waiter polls before it blocks: yield_rounds_ times it polls
   // polls_per_yield_ times and yields the core. Spinning pays while every rank can have a core;
   // an oversubscribed world yields only a few times (so the ranks that can progress get the
   // cores) and a much larger one blocks at once.

@@ -1,6 +1,8 @@
 // How ranks wait in the fabric. Concurrent mode: spin briefly, help execute ready ops, then block
 // on the rank's condition variable with a real deadline. Deterministic mode: a baton passed by a
 // seeded scheduler lets one rank run at a time; time is virtual, so delays and timeouts are free.
+#include <sched.h>
+
 #include <algorithm>
 #include <limits>
 #include <thread>
@@ -12,12 +14,14 @@ namespace dist::sim {
 
 namespace {
 constexpr double step_us = 1.0;  // virtual time a rank spends between two communication points
-// With a core per rank, a waiter first spins (a pause between polls, no system call): a peer
-// running on another core answers a small op within a microsecond, sooner than a yield returns.
-// But when the machine is busy the peer may wait for our very core, and every spin is lost time.
-// So the spin budget adapts per rank: doubled when a spin saw its op finish, halved when not.
-constexpr int min_spin_polls = 8;
-constexpr int max_spin_polls = 1024;
+// With a core per rank, a waiter first polls without system calls while the other participants
+// run on other cores: they answer a small op within a microsecond, and a yield would only hand
+// this core to another process for a whole time slice on a busy machine. But a participant that
+// last ran on the waiter's own core needs that core to make progress: then the waiter yields at
+// once. After spin_patience it goes on to yield rounds and then blocks.
+constexpr auto spin_patience = std::chrono::microseconds(200);
+constexpr int polls_per_cpu_check = 4;
+constexpr int polls_per_clock_read = 64;
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,32 +85,32 @@ World::Poll World::poll(Op& op) {
   return execute_chunk(op) ? Poll::worked : Poll::claimed;
 }
 
-// Spins on `op` for the rank's budget of polls, helping with its chunks, and adapts the budget;
-// whether the op finished meanwhile.
-bool World::spin(RankState& me, Op& op) {
-  const int budget = me.spin_polls.load(std::memory_order_relaxed);
-  for (int polls = 0; polls < budget;) {
+// Spins on `op` (see spin_patience), helping with its chunks; whether it finished meanwhile.
+bool World::spin(int rank, Op& op) {
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  const auto until = std::chrono::steady_clock::now() + spin_patience;
+  for (int polls = 1;; ++polls) {
     const Poll p = poll(op);
-    if (p == Poll::finished) {
-      me.spin_polls.store(std::min(max_spin_polls, budget * 2), std::memory_order_relaxed);
-      return true;
-    }
+    if (p == Poll::finished) return true;
     if (p == Poll::worked) continue;
-    cpu_relax();
-    ++polls;
+    if (polls % polls_per_clock_read == 0 && std::chrono::steady_clock::now() > until) return false;
+    if (polls % polls_per_cpu_check != 0) {
+      cpu_relax();
+      continue;
+    }
+    const int cpu = sched_getcpu();
+    me.cpu.store(cpu, std::memory_order_relaxed);
+    const bool shared = std::any_of(op.participants.begin(), op.participants.end(), [&](int r) {
+      return r != rank && ranks_[static_cast<std::size_t>(r)].cpu.load(std::memory_order_relaxed) == cpu;
+    });
+    if (shared) std::this_thread::yield();
+    else cpu_relax();
   }
-  me.spin_polls.store(std::max(min_spin_polls, budget / 2), std::memory_order_relaxed);
-  return false;
 }
 
-// Polls `op` between yields for the rank's budget of yield rounds; whether it finished meanwhile.
-// A yield answers at once when a core is idle, but on a busy machine it hands the core to another
-// process for a whole time slice, while a blocked waiter is woken as soon as its op completes: so
-// a wait that had to block halves the budget, and one that did not doubles it (up to
-// yield_rounds_).
-bool World::poll_and_yield(RankState& me, Op& op) {
-  const int budget = me.yield_rounds.load(std::memory_order_relaxed);
-  for (int round = 0, polls = 0; round < budget;) {
+// Polls `op` between yields, yield_rounds_ times; whether it finished meanwhile.
+bool World::poll_and_yield(Op& op) {
+  for (int round = 0, polls = 0; round < yield_rounds_;) {
     const Poll p = poll(op);
     if (p == Poll::finished) return true;
     if (p == Poll::worked) continue;  // progress: keep helping
@@ -123,14 +127,8 @@ bool World::poll_and_yield(RankState& me, Op& op) {
 
 void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
   if (poll(*op) == Poll::finished) return;
+  if ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op)) return;
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
-  const int yields = me.yield_rounds.load(std::memory_order_relaxed);
-  if ((spare_cores_ && spin(me, *op)) || poll_and_yield(me, *op)) {
-    me.yield_rounds.store(std::min(yield_rounds_, std::max(1, yields * 2)),
-                          std::memory_order_relaxed);
-    return;
-  }
-  me.yield_rounds.store(yields / 2, std::memory_order_relaxed);
   std::unique_lock lock(mutex_);
   const auto deadline = std::chrono::steady_clock::now() + cluster_.timeout;
   for (;;) {
