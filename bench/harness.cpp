@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 
 #include "bench/batch_size.hpp"
@@ -47,6 +48,10 @@ class StartLine {
   std::atomic<bool> go_{false};
   Clock::time_point start_{};
 };
+
+// The batch size of every benchmark that has run, by name (see set_running_benchmark).
+std::string running_benchmark;
+std::map<std::string, int> batch_sizes;
 
 // The two most recently used worlds (ours and its baseline stay up while they alternate).
 std::vector<std::unique_ptr<BenchWorld>> live_worlds;
@@ -206,6 +211,8 @@ BenchWorld& world_for(Backend backend, int n) {
 
 void close_worlds() { live_worlds.clear(); }
 
+void set_running_benchmark(const std::string& name) { running_benchmark = name; }
+
 double bus_factor(const std::string& op, int n) {
   const double r = static_cast<double>(n);
   if (op == "all_reduce") return 2.0 * (r - 1) / r;
@@ -216,8 +223,12 @@ double bus_factor(const std::string& op, int n) {
 void measure(benchmark::State& state, BenchWorld& world, const std::function<void(int)>& op,
              double bytes, const std::string& op_name) {
   constexpr double batch_target_s = 2e-3;
-  world.time_batch(op, 1);  // warm-up (first touch, connections)
-  const int reps = batch_size([&](int r) { return world.time_batch(op, r); }, batch_target_s);
+  world.time_batch(op, 1);  // warm-up (first touch, connections; the world may be new)
+  auto [sized, fresh] = batch_sizes.try_emplace(running_benchmark, 0);
+  if (fresh) {
+    sized->second = batch_size([&](int r) { return world.time_batch(op, r); }, batch_target_s);
+  }
+  const int reps = sized->second;
   double total = 0;
   std::int64_t calls = 0;
   // Each loop of KeepRunningBatch counts `reps` iterations and one batch's time, so Google

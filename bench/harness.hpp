@@ -87,8 +87,14 @@ void close_worlds();
 // How the bandwidth of a collective is counted (nccl-tests): bus bandwidth = algbw × factor.
 double bus_factor(const std::string& op, int n);
 
+// The benchmark about to run (add_benchmark sets it): measure() sizes a benchmark's batches once,
+// on its first run, so Google Benchmark's iteration-count trials and --benchmark_repetitions all
+// run the same batch size (its statistics require every repetition to report the same iteration
+// count, and a batch always completes).
+void set_running_benchmark(const std::string& name);
+
 // Times `op` on every rank of `world` for the benchmark `state` (manual time, the slowest rank),
-// choosing the batch size so a batch lasts about a millisecond, and sets algbw/busbw counters
+// in batches sized (once per benchmark) to last about two milliseconds, and sets algbw/busbw counters
 // (GB/s) for `bytes` moved per call (0: no bandwidth counters).
 void measure(benchmark::State& state, BenchWorld& world, const std::function<void(int)>& op,
              double bytes, const std::string& op_name);

@@ -12,7 +12,8 @@
 namespace dist::bench {
 
 void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn) {
-  benchmark::RegisterBenchmark(name.c_str(), [fn = std::move(fn)](benchmark::State& state) {
+  benchmark::RegisterBenchmark(name.c_str(), [name, fn = std::move(fn)](benchmark::State& state) {
+    set_running_benchmark(name);
     try {
       fn(state);
     } catch (const std::exception& e) {

@@ -3,6 +3,8 @@
 // hands the op over to the next taker.
 #include "sim/op_pool.hpp"
 
+#include "sim/spin.hpp"
+
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -11,7 +13,7 @@ namespace dist::sim {
 
 struct OpPool::Shelf {
   static constexpr std::size_t capacity = 8;
-  std::mutex mutex;
+  SpinLock mutex;  // held for a push or a pop
   std::vector<std::unique_ptr<Op>> ops;
 };
 

@@ -8,12 +8,16 @@
 #include "dist/errors.hpp"
 #include "sim/diagnostics.hpp"
 #include "sim/plan.hpp"
+#include "sim/spin.hpp"
 
 namespace dist::sim {
 
 namespace {
 // Ops moving at most this many bytes in one chunk run on the rank that completes their arrival.
 constexpr std::size_t inline_bytes = 16 * 1024;
+// Tries at the fabric's lock before sleeping on it, when every rank has a core (sim/spin.hpp):
+// two ranks posting the same small op contend for it on every call.
+constexpr int lock_spins = 200;
 
 std::vector<int> iota_ranks(int begin, int count) {
   std::vector<int> out(static_cast<std::size_t>(count));
@@ -103,9 +107,13 @@ std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> member
   return comm;
 }
 
+std::unique_lock<std::mutex> World::lock_fabric() {
+  return lock_spinning(mutex_, spare_cores_ ? lock_spins : 0);
+}
+
 std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
                                            Call call) {
-  std::unique_lock lock(mutex_);
+  auto lock = lock_fabric();
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   apply_faults(lock, rank, call);
   if (trace_) call.start_us = now_us();
@@ -131,7 +139,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
 }
 
 std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call call) {
-  std::unique_lock lock(mutex_);
+  auto lock = lock_fabric();
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   apply_faults(lock, rank, call);
   if (trace_) call.start_us = now_us();

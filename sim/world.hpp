@@ -74,6 +74,9 @@ class World {
   };
 
   bool deterministic() const { return cluster_.schedule == Schedule::deterministic; }
+  // The fabric's lock for the calls' hot paths (posting, completing, blocking): spins first when
+  // every rank has a core.
+  std::unique_lock<std::mutex> lock_fabric();
   double now_us() const;
   std::shared_ptr<Comm> make_comm(std::string name, std::vector<int> members);
   void apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "dist/errors.hpp"
+#include "sim/spin.hpp"
 #include "sim/world.hpp"
 
 namespace dist::sim {
@@ -22,14 +23,6 @@ constexpr double step_us = 1.0;  // virtual time a rank spends between two commu
 constexpr auto spin_patience = std::chrono::microseconds(200);
 constexpr int polls_per_cpu_check = 4;
 constexpr int polls_per_clock_read = 64;
-
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 }  // namespace
 
 bool World::execute_chunk(Op& op) {
@@ -37,7 +30,7 @@ bool World::execute_chunk(Op& op) {
   if (c >= op.plan.chunks) return false;
   op.plan.run(op, c);
   if (op.done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == op.plan.chunks) {
-    std::lock_guard lock(mutex_);
+    const auto lock = lock_fabric();
     complete(op);
   }
   return true;
@@ -129,7 +122,7 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
   if (poll(*op) == Poll::finished) return;
   if ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op)) return;
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
-  std::unique_lock lock(mutex_);
+  auto lock = lock_fabric();
   const auto deadline = std::chrono::steady_clock::now() + cluster_.timeout;
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);

@@ -1,0 +1,49 @@
+// Busy-waiting primitives for the fabric's short critical sections: a CPU pause, a bounded
+// try-lock spin in front of a blocking mutex, and a spin lock for sections of a few instructions.
+// A futex sleep and wake-up costs a context switch (microseconds); a small op takes less.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+namespace dist::sim {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Locks `mutex`, first trying `spins` times with a pause between tries (0: lock at once). Worth it
+// only while the holder has a core of its own, so it lets go within the spin.
+inline std::unique_lock<std::mutex> lock_spinning(std::mutex& mutex, int spins) {
+  for (int i = 0; i < spins; ++i) {
+    if (mutex.try_lock()) return std::unique_lock<std::mutex>(mutex, std::adopt_lock);
+    cpu_relax();
+  }
+  return std::unique_lock<std::mutex>(mutex);
+}
+
+// A lock for sections of a few instructions (a push or pop): spins on a read, and yields the core
+// after a while in case the holder was preempted (more threads than cores).
+class SpinLock {
+ public:
+  void lock() {
+    for (int i = 0;; ++i) {
+      if (!locked_.exchange(true, std::memory_order_acquire)) return;
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++i % 64 == 0) std::this_thread::yield();
+        else cpu_relax();
+      }
+    }
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+}  // namespace dist::sim
