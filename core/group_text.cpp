@@ -9,4 +9,10 @@ std::string group_text(std::span<const int> global_ranks) {
   return text + "]";
 }
 
+std::string ranks_phrase(std::span<const int> ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
 }  // namespace dist::core

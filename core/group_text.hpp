@@ -1,4 +1,4 @@
-// How the real backends name a group in their errors: "group of world ranks [0, 1, 2]".
+// How the real backends name a group and ranks in their errors.
 #pragma once
 
 #include <span>
@@ -6,6 +6,9 @@
 
 namespace dist::core {
 
+// "group of world ranks [0, 1, 2]"
 std::string group_text(std::span<const int> global_ranks);
+// "rank 2" / "ranks 1, 3"
+std::string ranks_phrase(std::span<const int> ranks);
 
 }  // namespace dist::core

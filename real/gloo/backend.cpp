@@ -37,7 +37,7 @@ GlooBackend::GlooBackend(GlooGroupSpec spec)
     : spec_(std::move(spec)),
       errors_(std::make_shared<ErrorMapper>(
           spec_.global_ranks, spec_.global_ranks[static_cast<std::size_t>(spec_.rank)], spec_.timeout,
-          spec_.store)),
+          spec_.store, spec_.prefix)),
       check_calls_(fingerprints_enabled()) {
   try {
     context_ = connect_group(spec_, *errors_);

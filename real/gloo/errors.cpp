@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/group_text.hpp"
+#include "core/store/roll_call.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::real {
@@ -20,6 +21,7 @@ namespace {
 constexpr auto record_wait = std::chrono::milliseconds(2000);  // for an unknown peer's record
 constexpr auto store_call_timeout = std::chrono::milliseconds(500);
 constexpr auto host_linger = std::chrono::milliseconds(5000);  // the store's host, for records
+constexpr auto roll_call_window = std::chrono::milliseconds(3000);  // after a timeout
 std::string failed_key(int rank) { return "gloo/failed/" + std::to_string(rank); }
 std::string left_key(int rank) { return "gloo/left/" + std::to_string(rank); }
 }  // namespace
@@ -102,6 +104,27 @@ int ErrorMapper::lost_rank(const std::string& message, int peer) const {
   return lost;
 }
 
+void ErrorMapper::throw_timeout(const std::string& where, const std::string& operation, int peer,
+                                const std::string& gloo_message) const {
+  std::vector<int> absent;
+  std::string who = "a peer did not take part";
+  if (peer >= 0) {
+    absent = {peer};
+    who = "rank " + std::to_string(peer) + " did not take part";
+  } else if (store_) {
+    const auto window = std::min(roll_call_window, timeout_);
+    const auto roll = core::roll_call(*store_, prefix_ + "/" + operation, global_ranks_, me_, window);
+    absent = roll.absent;
+    if (!absent.empty())
+      who = core::ranks_phrase(absent) + " never arrived (no answer within " +
+            std::to_string(window.count()) + " ms of this rank's timeout" +
+            (roll.complete ? "" : "; the store failed during the roll call") + ")";
+  }
+  throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) + " ms: " + who +
+                         " (gloo: " + gloo_message + ")",
+                     absent);
+}
+
 void ErrorMapper::rethrow_current(const std::string& operation, int peer,
                                   ::gloo::Context* connections) const {
   const std::string where = "gloo " + operation + " on the " + group_text();
@@ -111,9 +134,7 @@ void ErrorMapper::rethrow_current(const std::string& operation, int peer,
     throw;
   } catch (const ::gloo::IoException& e) {
     const std::string message = e.what();
-    if (message.find("Timed out") != std::string::npos)
-      throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) +
-                         " ms: a peer did not take part (gloo: " + message + ")");
+    if (message.find("Timed out") != std::string::npos) throw_timeout(where, operation, peer, message);
     const int lost = lost_rank(message, peer);
     if (connections) connections->closeConnections();
     if (store_ && store_->hosted_here()) {

@@ -1,4 +1,5 @@
-// gloo exceptions -> dist errors: timeout -> TimeoutError (operation, sequence number); broken
+// gloo exceptions -> dist errors: timeout -> TimeoutError (operation, sequence number, and the
+// members that never arrived, from a roll call in the store: core/store/roll_call.hpp); broken
 // connection -> RankFailure naming the lost rank (from gloo's address, or the "failed"/"left"
 // records ranks leave in the store, so cascades name the first failure); else BackendError.
 // A rank that loses a peer closes its own connections, so members waiting on it fail at once and
@@ -22,11 +23,12 @@ namespace dist::real {
 class ErrorMapper {
  public:
   ErrorMapper() = default;
-  // `store` holds the records (under "gloo/failed/" and "gloo/left/" + world rank); null: none.
+  // `store` holds the records (under "gloo/failed/" and "gloo/left/" + world rank) and the roll
+  // calls of timed-out collectives (under the group's store `prefix`); null: none.
   ErrorMapper(std::vector<int> global_ranks, int my_global_rank, std::chrono::milliseconds timeout,
-              std::shared_ptr<core::Store> store)
+              std::shared_ptr<core::Store> store, std::string prefix = {})
       : global_ranks_(std::move(global_ranks)), me_(my_global_rank), timeout_(timeout),
-        store_(std::move(store)) {}
+        store_(std::move(store)), prefix_(std::move(prefix)) {}
 
   // Registers the transport address ("[ip]:port", as gloo prints it) of a peer's world rank.
   void add_peer(std::string address, int global_rank);
@@ -55,11 +57,16 @@ class ErrorMapper {
   void await_records(int lost) const;
   // The store's host when it is another member of this group (its store vanishing names it), else -1.
   int store_host_peer() const;
+  // The TimeoutError of `operation`: the peer of a p2p operation, else the members that do not
+  // answer the roll call, named as never having arrived.
+  [[noreturn]] void throw_timeout(const std::string& where, const std::string& operation, int peer,
+                                  const std::string& gloo_message) const;
 
   std::vector<int> global_ranks_;
   int me_ = -1;
   std::chrono::milliseconds timeout_{0};
   std::shared_ptr<core::Store> store_;
+  std::string prefix_;
   std::map<std::string, int> peers_;  // transport address -> world rank
 };
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/group_text.hpp"
+#include "core/store/roll_call.hpp"
 #include "dist/errors.hpp"
 #include "real/nccl/errors.hpp"
 
@@ -19,6 +20,9 @@ ncclConfig_t non_blocking_config() {
   config.blocking = 0;
   return config;
 }
+
+// How long members wait for each other's answers to a roll call after a failure.
+constexpr auto roll_call_window = std::chrono::milliseconds(3000);
 
 // Spins briefly (collectives are often done within microseconds), then backs off to 1 ms naps.
 void pause(int round) {
@@ -84,7 +88,7 @@ std::shared_ptr<Communicator> Communicator::split(const std::vector<int>& ranks,
     throw;
   }
   if (!member) return nullptr;
-  CommSpec spec{{}, key, spec_.device, spec_.timeout};
+  CommSpec spec{{}, key, spec_.device, spec_.timeout, spec_.store, spec_.key + "/" + operation};
   for (const int m : ranks) spec.global_ranks.push_back(spec_.global_ranks[static_cast<std::size_t>(m)]);
   // A non-blocking split may hand out the new communicator only when its job has run.
   wait_until([&] { return std::atomic_ref<ncclComm_t>(child).load() != nullptr; }, operation);
@@ -150,7 +154,17 @@ void Communicator::fail(ncclResult_t code, const std::string& operation) {
     if (aborted_.empty()) detail = ncclGetLastError(comm_);
   }
   abort(nccl_error_text(code) + " in " + operation);
-  throw_nccl_error(code, where(operation), detail);
+  // A peer's failure: the members that do not answer the roll call are the ones that failed.
+  throw_nccl_error(code, where(operation), detail,
+                   code == ncclRemoteError ? absent_from(operation) : std::vector<int>{});
+}
+
+std::vector<int> Communicator::absent_from(const std::string& operation) const {
+  if (!spec_.store) return {};
+  const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
+  return core::roll_call(*spec_.store, spec_.key + "/" + operation, spec_.global_ranks, me,
+                         std::min<std::chrono::milliseconds>(roll_call_window, spec_.timeout))
+      .absent;
 }
 
 void Communicator::wait_until(const std::function<bool()>& ready, const std::string& operation) {
@@ -170,7 +184,7 @@ void Communicator::wait_until(const std::function<bool()>& ready, const std::str
     if (state != ncclSuccess && state != ncclInProgress) fail(state, operation);
     if (std::chrono::steady_clock::now() >= deadline) {
       abort("the timeout of " + operation);
-      throw_nccl_timeout(where(operation), spec_.timeout);
+      throw_nccl_timeout(where(operation), spec_.timeout, absent_from(operation));
     }
     pause(round);
   }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/store/store.hpp"
+
 namespace dist::real {
 
 struct CommSpec {
@@ -20,6 +22,10 @@ struct CommSpec {
   int rank = 0;                   // the caller's rank in the group
   int device = 0;                 // the CUDA device the communicator runs on
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+  // Where the members answer the roll call after a timeout or a peer's failure (null: no roll
+  // call), and this communicator's key there ("nccl/world", then one per split).
+  std::shared_ptr<core::Store> store;
+  std::string key;
 };
 
 class Communicator {
@@ -58,6 +64,8 @@ class Communicator {
  private:
   Communicator(ncclComm_t comm, CommSpec spec);
   [[noreturn]] void fail(ncclResult_t code, const std::string& operation);
+  // The members that do not answer the roll call of `operation` (none without a store).
+  std::vector<int> absent_from(const std::string& operation) const;
   std::string where(const std::string& operation) const;
 
   ncclComm_t comm_ = nullptr;

@@ -1,6 +1,7 @@
 // The one translation of CUDA and NCCL codes into dist's errors (see errors.hpp).
 #include "real/nccl/errors.hpp"
 
+#include "core/group_text.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::real {
@@ -30,21 +31,29 @@ void throw_cuda_error(cudaError_t code, const std::string& where) {
                      static_cast<int>(code));
 }
 
-void throw_nccl_error(ncclResult_t code, const std::string& where, const std::string& detail) {
+void throw_nccl_error(ncclResult_t code, const std::string& where, const std::string& detail,
+                      const std::vector<int>& absent) {
   const std::string tail = detail.empty() ? "" : ": " + detail;
-  if (code == ncclRemoteError)
-    throw RankFailure("nccl " + where + " failed: a peer exited, aborted or became unreachable (" +
+  if (code == ncclRemoteError) {
+    const std::string who =
+        absent.empty() ? "a peer" : core::ranks_phrase(absent) + " (absent from the roll call)";
+    throw RankFailure("nccl " + where + " failed: " + who + " exited, aborted or became unreachable (" +
                           nccl_error_text(code) + tail + ")",
-                      -1);
+                      absent.empty() ? -1 : absent.front());
+  }
   throw BackendError("nccl " + where + " failed: " + nccl_error_text(code) + tail,
                      static_cast<int>(code));
 }
 
-void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout) {
+void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout,
+                        const std::vector<int>& absent) {
+  const std::string who = absent.empty()
+                              ? "a peer did not take part, or is stuck or dead"
+                              : core::ranks_phrase(absent) + " never arrived (no answer to the roll call)";
   throw TimeoutError("nccl " + where + " did not complete within " +
-                     std::to_string(timeout.count()) +
-                     " ms: a peer did not take part, or is stuck or dead; the communicator was "
-                     "aborted (create a new process group to continue)");
+                         std::to_string(timeout.count()) + " ms: " + who +
+                         "; the communicator was aborted (create a new process group to continue)",
+                     absent);
 }
 
 }  // namespace dist::real

@@ -51,7 +51,7 @@ std::shared_ptr<core::Backend> make_nccl_world(const WorldSpec& spec) {
   int device = 0;
   check_cuda(cudaGetDevice(&device), "init: reading the current device");
   CommSpec comm{std::vector<int>(static_cast<std::size_t>(spec.world_size)), spec.rank, device,
-                spec.timeout};
+                spec.timeout, spec.store, "nccl/world"};
   std::iota(comm.global_ranks.begin(), comm.global_ranks.end(), 0);
   core::PrefixStore store("nccl/world", spec.store);
   const ncclUniqueId id = exchange_unique_id(store, comm);

@@ -86,10 +86,33 @@ TEST(GlooFailures, ALateRankIsATimeoutNamingTheCollective) {
     const std::string what = e.what();
     EXPECT_NE(what.find("all_reduce #2"), std::string::npos) << what;
     EXPECT_NE(what.find("500 ms"), std::string::npos) << what;
+    EXPECT_EQ(e.missing_ranks(), std::vector<int>{1}) << what;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "expected a TimeoutError, got: " << e.what();
   }
   EXPECT_TRUE(errors[1]);  // its peer is gone by then
+}
+
+// The ranks that time out answer a roll call in the store; the one that never came is named, by
+// both, as the missing rank.
+TEST(GlooFailures, ATimeoutNamesTheRankThatNeverArrived) {
+  const auto errors = run_failing(3, 500ms, [](int rank) {
+    V v{1};
+    dist::barrier();
+    if (rank == 2) std::this_thread::sleep_for(1500ms);
+    dist::all_reduce(v);  // #2: ranks 0 and 1 wait in vain for rank 2
+  });
+  for (const int r : {0, 1}) {
+    ASSERT_TRUE(errors[static_cast<std::size_t>(r)]) << "rank " << r;
+    try {
+      std::rethrow_exception(errors[static_cast<std::size_t>(r)]);
+    } catch (const dist::TimeoutError& e) {
+      EXPECT_EQ(e.missing_ranks(), std::vector<int>{2}) << "rank " << r << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("rank 2 never arrived"), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "rank " << r << ": expected a TimeoutError, got: " << e.what();
+    }
+  }
 }
 
 TEST(GlooFailures, ARankThatNeverJoinsIsNamed) {

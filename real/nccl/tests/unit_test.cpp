@@ -147,6 +147,14 @@ TEST(NcclErrors, NcclCodesBecomeBackendErrorsAndRemoteErrorsRankFailures) {
     EXPECT_TRUE(contains(e.what(), "all_gather #2")) << e.what();
     EXPECT_TRUE(contains(e.what(), "ncclRemoteError")) << e.what();
   }
+  // With a roll call's result: the first member that did not answer is the failed rank.
+  try {
+    dist::real::throw_nccl_error(ncclRemoteError, "all_gather #3 on the group", "", {2, 3});
+    ADD_FAILURE() << "no error";
+  } catch (const dist::RankFailure& e) {
+    EXPECT_EQ(e.failed_rank(), 2);
+    EXPECT_TRUE(contains(e.what(), "ranks 2, 3 (absent from the roll call)")) << e.what();
+  }
   EXPECT_EQ(dist::real::nccl_error_text(ncclInvalidUsage).rfind("ncclInvalidUsage (", 0), 0u);
   EXPECT_EQ(dist::real::nccl_error_text(ncclNumResults).rfind("ncclUnknownError", 0), 0u);
 }
@@ -160,6 +168,15 @@ TEST(NcclErrors, TimeoutsNameTheOperationAndTheDeadline) {
     EXPECT_TRUE(contains(e.what(), "reduce_scatter #9")) << e.what();
     EXPECT_TRUE(contains(e.what(), "1500 ms")) << e.what();
     EXPECT_TRUE(contains(e.what(), "aborted")) << e.what();
+    EXPECT_TRUE(e.missing_ranks().empty());
+  }
+  try {
+    dist::real::throw_nccl_timeout("all_reduce #4 on the group of world ranks [0, 1, 2]",
+                                   std::chrono::milliseconds(900), {1});
+    ADD_FAILURE() << "no error";
+  } catch (const dist::TimeoutError& e) {
+    EXPECT_EQ(e.missing_ranks(), std::vector<int>{1});
+    EXPECT_TRUE(contains(e.what(), "rank 1 never arrived")) << e.what();
   }
 }
 

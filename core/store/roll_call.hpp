@@ -1,0 +1,27 @@
+// Who never arrived at a collective that timed out or failed without naming a peer. The real
+// backends cannot see that themselves (gloo and NCCL only report that a peer did not answer), so
+// every member whose call ended that way answers a roll call in the store, and the members that
+// do not answer within a window are the ones that never arrived.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/store/store.hpp"
+
+namespace dist::core {
+
+struct RollCall {
+  std::vector<int> absent;  // the members (world ranks) that did not answer, in group order
+  bool complete = true;     // false: the store failed (its host may be gone), `absent` is partial
+};
+
+// Answers the roll call `key` (one key per failed collective: the group's store prefix and the
+// collective's sequence number) as world rank `me`, then waits up to `window` for the other
+// `members` (world ranks) to answer; returns early once all have. A member that reaches the
+// collective more than `window` after this one times out is counted absent too.
+RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members, int me,
+                   std::chrono::milliseconds window);
+
+}  // namespace dist::core
