@@ -71,7 +71,8 @@ struct Op {
   std::vector<char> arrived;
   int arrived_count = 0;
 
-  std::atomic<State> state{State::gathering};
+  // On a cache line of its own: waiters poll it while the arriving ranks write the fields above.
+  alignas(64) std::atomic<State> state{State::gathering};
   std::exception_ptr error;  // set before state becomes failed
   Plan plan;
   std::atomic<std::size_t> next_chunk{0};

@@ -57,7 +57,8 @@ class World {
   void write_trace() const;
 
  private:
-  struct RankState {
+  // Aligned to a cache line: ranks update their own state (calls, cpu) while others read theirs.
+  struct alignas(64) RankState {
     std::condition_variable cv;
     bool started = false;
     bool blocked = false;

@@ -92,7 +92,7 @@ bool World::spin(int rank, Op& op) {
       continue;
     }
     const int cpu = sched_getcpu();
-    me.cpu.store(cpu, std::memory_order_relaxed);
+    if (me.cpu.load(std::memory_order_relaxed) != cpu) me.cpu.store(cpu, std::memory_order_relaxed);
     const bool shared = std::any_of(op.participants.begin(), op.participants.end(), [&](int r) {
       return r != rank && ranks_[static_cast<std::size_t>(r)].cpu.load(std::memory_order_relaxed) == cpu;
     });
