@@ -19,7 +19,11 @@ struct Comm {
   std::uint64_t id = 0;
   std::string name;          // "world", "node 1", "group {0, 2}"
   std::vector<int> members;  // global ranks in group-rank order
-  std::vector<std::uint64_t> next_seq;  // by group rank
+  // By group rank, each on a cache line of its own: every rank bumps its own on every collective.
+  struct alignas(64) NextSeq {
+    std::uint64_t value = 1;
+  };
+  std::vector<NextSeq> next_seq;
   // The collectives still gathering arrivals, sorted by sequence number (usually a few: a vector
   // keeps posting free of allocations).
   std::vector<std::pair<std::uint64_t, std::shared_ptr<Op>>> gathering;

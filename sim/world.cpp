@@ -70,6 +70,7 @@ void World::write_trace() const {
 }
 
 void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call) {
+  if (cluster_.faults.empty()) return;  // the call count serves the faults only
   const int k = ++ranks_[static_cast<std::size_t>(rank)].calls;
   for (const Fault& f : cluster_.faults) {
     if (f.rank != rank || f.at_call != k) continue;
@@ -101,7 +102,7 @@ std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> member
   auto comm = std::make_shared<Comm>();
   comm->id = next_comm_id_++;
   comm->name = std::move(name);
-  comm->next_seq.assign(members.size(), 1);
+  comm->next_seq.assign(members.size(), {});
   comm->members = std::move(members);
   comms_.push_back(comm);
   return comm;
@@ -117,7 +118,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   apply_faults(lock, rank, call);
   if (trace_) call.start_us = now_us();
-  const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)]++;
+  const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)].value++;
   // Sorted by sequence number: a new one is created only by the first rank to post it, after
   // every lower one.
   auto& gathering = comm->gathering;
