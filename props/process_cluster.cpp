@@ -14,6 +14,7 @@
 #include "core/init/rendezvous.hpp"
 #include "dist/api.hpp"
 #include "dist/objects.hpp"
+#include "real/testing.hpp"
 #include "real/world.hpp"
 
 namespace props::procs {
@@ -57,20 +58,6 @@ Cluster::Cluster() {
   first_pid_ = std::stol(exchange(std::to_string(::getpid())).front());
 }
 
-namespace {
-// Every rank creates each node's group (new_group is collective over the world) and keeps its
-// own as the local group, as init_dist does from the launcher's layout.
-void make_local_groups(int rank, int n, int ranks_per_node) {
-  for (int first = 0; first < n; first += ranks_per_node) {
-    std::vector<int> ranks;
-    for (int r = first; r < first + ranks_per_node; ++r) ranks.push_back(r);
-    dist::Group group = dist::new_group(std::move(ranks));
-    if (rank >= first && rank < first + ranks_per_node)
-      dist::core::current_context()->local = group.state();
-  }
-}
-}  // namespace
-
 std::shared_ptr<dist::core::Context> Cluster::open_case_world(std::uint64_t id, int k,
                                                               int ranks_per_node) {
   auto store = std::make_shared<dist::core::PrefixStore>("props-case-" + std::to_string(id),
@@ -79,7 +66,7 @@ std::shared_ptr<dist::core::Context> Cluster::open_case_world(std::uint64_t id, 
   auto context = dist::real::make_world_context(
       {dist::Backend::gloo, store, rank_, k, case_timeout, host_});
   dist::core::ContextBinding binding(context.get());
-  make_local_groups(rank_, k, ranks_per_node);
+  dist::real::make_local_groups(ranks_per_node);
   return context;
 }
 

@@ -15,18 +15,18 @@
 
 namespace dist::real {
 
-namespace {
 // Every rank creates each node's group (new_group is collective over the world) and keeps its
 // own as the local group.
-void make_local_groups(int rank, int n, int ranks_per_node) {
-  for (int first = 0; first < n; first += ranks_per_node) {
+void make_local_groups(int ranks_per_node) {
+  core::Context* ctx = core::current_context();
+  const int rank = ctx->rank;
+  for (int first = 0; first < ctx->world_size; first += ranks_per_node) {
     std::vector<int> ranks;
     for (int r = first; r < first + ranks_per_node; ++r) ranks.push_back(r);
     Group group = new_group(std::move(ranks));
-    if (rank >= first && rank < first + ranks_per_node) core::current_context()->local = group.state();
+    if (rank >= first && rank < first + ranks_per_node) ctx->local = group.state();
   }
 }
-}  // namespace
 
 std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
                                           std::chrono::milliseconds timeout,
@@ -46,7 +46,7 @@ std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
           if (backend == dist::Backend::nccl) select_nccl_device(rank);  // a GPU per rank
           auto context = make_world_context({backend, store, rank, n, timeout, ""});
           core::ContextBinding binding(context.get());
-          if (ranks_per_node > 0) make_local_groups(rank, n, ranks_per_node);
+          if (ranks_per_node > 0) make_local_groups(ranks_per_node);
           fn(rank);
         } catch (...) {
           errors[static_cast<std::size_t>(rank)] = std::current_exception();

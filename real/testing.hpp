@@ -21,6 +21,11 @@ std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
                                           const std::function<void(int rank)>& fn,
                                           int ranks_per_node = 0);
 
+// Gives the ranks of the current world (every rank calls it, with its context current) local
+// groups as if they ran on machines of `ranks_per_node` ranks each, numbered node by node, as
+// init_dist would find them.
+void make_local_groups(int ranks_per_node);
+
 // run_ranks, rethrowing the first error (in rank order); returns when every rank has finished.
 void run_ranks_or_throw(dist::Backend backend, int n, std::chrono::milliseconds timeout,
                         const std::function<void(int rank)>& fn);
