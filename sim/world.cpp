@@ -132,8 +132,15 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     fresh->participants = comm->members;  // a view: the op holds the communicator
     slot = gathering.emplace(slot, seq, std::move(fresh));
   }
-  std::shared_ptr<Op> op = slot->second;
-  if (op->arrived_count + 1 == static_cast<int>(op->participants.size())) gathering.erase(slot);
+  // The last arrival takes the gathering's reference instead of sharing it (one less count
+  // change on a control block every participant touches).
+  std::shared_ptr<Op> op;
+  if (slot->second->arrived_count + 1 == static_cast<int>(slot->second->participants.size())) {
+    op = std::move(slot->second);
+    gathering.erase(slot);
+  } else {
+    op = slot->second;
+  }
   arrive(op, static_cast<std::size_t>(group_rank), std::move(call));
   yield(lock, rank);
   return op;
