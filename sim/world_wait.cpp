@@ -21,6 +21,9 @@ constexpr double step_us = 1.0;  // virtual time a rank spends between two commu
 // last ran on the waiter's own core needs that core to make progress: then the waiter yields at
 // once. After spin_patience it goes on to yield rounds and then blocks.
 constexpr auto spin_patience = std::chrono::microseconds(200);
+// Yield rounds end after yield_patience too: on a machine busy with other processes one yield can
+// hand the core away for a whole time slice (milliseconds), and blocking costs only a wake-up.
+constexpr auto yield_patience = std::chrono::microseconds(50);
 constexpr int polls_per_cpu_check = 4;
 constexpr int polls_per_clock_read = 64;
 }  // namespace
@@ -101,8 +104,10 @@ bool World::spin(int rank, Op& op) {
   }
 }
 
-// Polls `op` between yields, yield_rounds_ times; whether it finished meanwhile.
+// Polls `op` between yields, yield_rounds_ times or for yield_patience; whether it finished
+// meanwhile.
 bool World::poll_and_yield(Op& op) {
+  const auto until = std::chrono::steady_clock::now() + yield_patience;
   for (int round = 0, polls = 0; round < yield_rounds_;) {
     const Poll p = poll(op);
     if (p == Poll::finished) return true;
@@ -113,6 +118,7 @@ bool World::poll_and_yield(Op& op) {
     if (++polls % polls_per_yield_ == 0) {
       std::this_thread::yield();
       ++round;
+      if (std::chrono::steady_clock::now() > until) return false;
     }
   }
   return false;
