@@ -1,5 +1,7 @@
 // roll_call: one key per member under the collective's key; answers are polled with check(), so a
-// store whose host is gone ends the roll call at once instead of at the window.
+// store whose host is gone ends the roll call at once instead of at the window, keeping the
+// answers already seen. The store's host stays a moment after hearing everyone, so the others
+// can read the last answers before its process (and the store) may go.
 #include "core/store/roll_call.hpp"
 
 #include <algorithm>
@@ -11,6 +13,7 @@ namespace dist::core {
 
 namespace {
 constexpr auto poll_interval = std::chrono::milliseconds(10);
+constexpr auto host_linger = 5 * poll_interval;
 std::string answer_key(const std::string& key, int rank) {
   return "roll/" + key + "/" + std::to_string(rank);
 }
@@ -26,10 +29,13 @@ RollCall roll_call(Store& store, const std::string& key, const std::vector<int>&
   try {
     store.set(answer_key(key, me), {});
     for (;;) {
-      std::erase_if(pending, [&](int r) { return store.check({answer_key(key, r)}); });
+      // One member at a time, so a store failing midway keeps the answers already seen.
+      for (auto it = pending.begin(); it != pending.end();)
+        it = store.check({answer_key(key, *it)}) ? pending.erase(it) : it + 1;
       if (pending.empty() || std::chrono::steady_clock::now() >= deadline) break;
       std::this_thread::sleep_for(poll_interval);
     }
+    if (store.hosted_here()) std::this_thread::sleep_for(host_linger);
   } catch (const dist::Error&) {
     result.complete = false;
   }

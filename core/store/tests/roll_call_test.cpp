@@ -82,6 +82,41 @@ class GoneStore final : public dist::core::Store {
   [[noreturn]] static void fail() { throw dist::BackendError("store: connection refused"); }
 };
 
+// A store that fails from its `fail_from`-th check on, as a TcpStore does when its host goes
+// during a roll call; until then it is an in-memory store.
+class FailingLaterStore final : public dist::core::Store {
+ public:
+  explicit FailingLaterStore(int fail_from) : fail_from_(fail_from) {}
+
+ protected:
+  void do_set(const std::string& k, const dist::core::Bytes& v) override { inner_.set(k, v); }
+  dist::core::Bytes do_get(const std::string& k, std::chrono::milliseconds t) override {
+    return inner_.get(k, t);
+  }
+  void do_wait(const std::vector<std::string>& k, std::chrono::milliseconds t) override {
+    inner_.wait(k, t);
+  }
+  std::int64_t do_add(const std::string& k, std::int64_t d) override { return inner_.add(k, d); }
+  bool do_check(const std::vector<std::string>& k) override {
+    if (++checks_ >= fail_from_) throw dist::BackendError("store: connection reset");
+    return inner_.check(k);
+  }
+
+ private:
+  dist::core::HashStore inner_;
+  int fail_from_;
+  int checks_ = 0;
+};
+
+TEST(RollCall, AnswersSeenBeforeTheStoreFailsAreKept) {
+  FailingLaterStore store(3);  // the checks of members 1 and 2 succeed, member 3's fails
+  (void)roll_call(store, "g/all_gather #5", {1}, 1, 0ms);
+  (void)roll_call(store, "g/all_gather #5", {2}, 2, 0ms);
+  const RollCall c = roll_call(store, "g/all_gather #5", {0, 1, 2, 3}, 0, 10s);
+  EXPECT_FALSE(c.complete);
+  EXPECT_EQ(c.absent, std::vector<int>{3});
+}
+
 TEST(RollCall, AFailingStoreEndsItAtOnceWithAPartialAnswer) {
   GoneStore store;
   const auto start = Clock::now();
