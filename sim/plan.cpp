@@ -41,9 +41,14 @@ template <class T> void run_reduce_block(const std::vector<Call>& calls, std::si
   const int world = static_cast<int>(calls.size());
   const std::size_t in_base = target == Target::scatter ? seg * first.count : 0;
   T* acc = reinterpret_cast<T*>(scratch(n * sizeof(T)));
-  std::memcpy(acc, in_at(first, in_base + begin), n * sizeof(T));
-  for (std::size_t r = 1; r < calls.size(); ++r)
-    kernels::fold(op, acc, reinterpret_cast<const T*>(in_at(calls[r], in_base + begin)), n);
+  const auto in = [&](std::size_t r) {
+    return reinterpret_cast<const T*>(in_at(calls[r], in_base + begin));
+  };
+  // The first step reads ranks 0 and 1 straight from their buffers (one pass less than copying
+  // rank 0's block first); the rest fold into the scratch block, in rank order.
+  if (calls.size() == 1) std::memcpy(acc, in(0), n * sizeof(T));
+  else kernels::fold(op, acc, in(0), in(1), n);
+  for (std::size_t r = 2; r < calls.size(); ++r) kernels::fold(op, acc, acc, in(r), n);
   if (op == ReduceOp::mean) kernels::finish_mean(acc, n, world);
   switch (target) {
     case Target::scatter: std::memcpy(out_at(calls[seg], begin), acc, n * sizeof(T)); break;

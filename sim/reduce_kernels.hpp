@@ -1,4 +1,4 @@
-// The sim's reduction loops: acc[i] = acc[i] ∘ x[i] over a block, one loop per (op, dtype) so
+// The sim's reduction loops: dst[i] = a[i] ∘ b[i] over a block, one loop per (op, dtype) so
 // the compiler vectorises them, with exactly the element semantics of reference/reduce_op.hpp
 // (wrapping integers, rank-order folds, per-step rounding of float16/bfloat16, NaN-first min/max).
 #pragma once
@@ -55,49 +55,49 @@ template <class T> T wrap_mul(T a, T b) {
       static_cast<U>(static_cast<std::make_unsigned_t<T>>(b))));
 }
 
-template <class T> void fold_integer(ReduceOp op, T* acc, const T* x, std::size_t n) {
+template <class T> void fold_integer(ReduceOp op, T* dst, const T* a, const T* b, std::size_t n) {
   switch (op) {
     case ReduceOp::sum:
     case ReduceOp::mean:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = wrap_add(acc[i], x[i]);
+      for (std::size_t i = 0; i < n; ++i) dst[i] = wrap_add(a[i], b[i]);
       return;
     case ReduceOp::product:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = wrap_mul(acc[i], x[i]);
+      for (std::size_t i = 0; i < n; ++i) dst[i] = wrap_mul(a[i], b[i]);
       return;
     case ReduceOp::min:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = x[i] < acc[i] ? x[i] : acc[i];
+      for (std::size_t i = 0; i < n; ++i) dst[i] = b[i] < a[i] ? b[i] : a[i];
       return;
     case ReduceOp::max:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = acc[i] < x[i] ? x[i] : acc[i];
+      for (std::size_t i = 0; i < n; ++i) dst[i] = a[i] < b[i] ? b[i] : a[i];
       return;
     case ReduceOp::band:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = static_cast<T>(acc[i] & x[i]);
+      for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(a[i] & b[i]);
       return;
     case ReduceOp::bor:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = static_cast<T>(acc[i] | x[i]);
+      for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(a[i] | b[i]);
       return;
     case ReduceOp::bxor:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = static_cast<T>(acc[i] ^ x[i]);
+      for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(a[i] ^ b[i]);
       return;
   }
 }
 
-template <class T> void fold_floating(ReduceOp op, T* acc, const T* x, std::size_t n) {
+template <class T> void fold_floating(ReduceOp op, T* dst, const T* a, const T* b, std::size_t n) {
   switch (op) {
     case ReduceOp::sum:
     case ReduceOp::mean:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = narrow<T>(widen(acc[i]) + widen(x[i]));
+      for (std::size_t i = 0; i < n; ++i) dst[i] = narrow<T>(widen(a[i]) + widen(b[i]));
       return;
     case ReduceOp::product:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = narrow<T>(widen(acc[i]) * widen(x[i]));
+      for (std::size_t i = 0; i < n; ++i) dst[i] = narrow<T>(widen(a[i]) * widen(b[i]));
       return;
     case ReduceOp::min:
       for (std::size_t i = 0; i < n; ++i)
-        if (!min_keeps_first(widen(acc[i]), widen(x[i]))) acc[i] = x[i];
+        dst[i] = min_keeps_first(widen(a[i]), widen(b[i])) ? a[i] : b[i];
       return;
     case ReduceOp::max:
       for (std::size_t i = 0; i < n; ++i)
-        if (!max_keeps_first(widen(acc[i]), widen(x[i]))) acc[i] = x[i];
+        dst[i] = max_keeps_first(widen(a[i]), widen(b[i])) ? a[i] : b[i];
       return;
     case ReduceOp::band:
     case ReduceOp::bor:
@@ -106,10 +106,10 @@ template <class T> void fold_floating(ReduceOp op, T* acc, const T* x, std::size
   }
 }
 
-// acc[i] = acc[i] ∘ x[i] for i < n.
-template <class T> void fold(ReduceOp op, T* acc, const T* x, std::size_t n) {
-  if constexpr (std::is_integral_v<T>) fold_integer(op, acc, x, n);
-  else fold_floating(op, acc, x, n);
+// dst[i] = a[i] ∘ b[i] for i < n (dst may be a: acc = acc ∘ x is fold(op, acc, acc, x, n)).
+template <class T> void fold(ReduceOp op, T* dst, const T* a, const T* b, std::size_t n) {
+  if constexpr (std::is_integral_v<T>) fold_integer(op, dst, a, b, n);
+  else fold_floating(op, dst, a, b, n);
 }
 
 // The mean's final division of a rank-order sum by the group size.
