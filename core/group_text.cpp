@@ -2,17 +2,21 @@
 
 namespace dist::core {
 
+namespace {
+// "0, 1, 2"
+std::string joined(std::span<const int> ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+}  // namespace
+
 std::string group_text(std::span<const int> global_ranks) {
-  std::string text = "group of world ranks [";
-  for (std::size_t i = 0; i < global_ranks.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(global_ranks[i]);
-  return text + "]";
+  return "group of world ranks [" + joined(global_ranks) + "]";
 }
 
 std::string ranks_phrase(std::span<const int> ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out;
+  return (ranks.size() == 1 ? "rank " : "ranks ") + joined(ranks);
 }
 
 }  // namespace dist::core

@@ -12,12 +12,17 @@
 namespace dist::core {
 
 namespace {
+constexpr auto longest_window = std::chrono::milliseconds(3000);
 constexpr auto poll_interval = std::chrono::milliseconds(10);
 constexpr auto host_linger = 5 * poll_interval;
 std::string answer_key(const std::string& key, int rank) {
   return "roll/" + key + "/" + std::to_string(rank);
 }
 }  // namespace
+
+std::chrono::milliseconds roll_call_window(std::chrono::milliseconds timeout) {
+  return std::min<std::chrono::milliseconds>(longest_window, timeout);
+}
 
 RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members, int me,
                    std::chrono::milliseconds window) {

@@ -17,6 +17,10 @@ struct RollCall {
   bool complete = true;     // false: the store failed (its host may be gone), `absent` is partial
 };
 
+// How long the real backends wait for answers after a failed collective: 3 s, or the group's
+// timeout when shorter.
+std::chrono::milliseconds roll_call_window(std::chrono::milliseconds timeout);
+
 // Answers the roll call `key` (one key per failed collective: the group's store prefix and the
 // collective's sequence number) as world rank `me`, then waits up to `window` for the other
 // `members` (world ranks) to answer; returns early once all have. A member that reaches the

@@ -21,7 +21,6 @@ namespace {
 constexpr auto record_wait = std::chrono::milliseconds(2000);  // for an unknown peer's record
 constexpr auto store_call_timeout = std::chrono::milliseconds(500);
 constexpr auto host_linger = std::chrono::milliseconds(5000);  // the store's host, for records
-constexpr auto roll_call_window = std::chrono::milliseconds(3000);  // after a timeout
 std::string failed_key(int rank) { return "gloo/failed/" + std::to_string(rank); }
 std::string left_key(int rank) { return "gloo/left/" + std::to_string(rank); }
 }  // namespace
@@ -110,9 +109,9 @@ void ErrorMapper::throw_timeout(const std::string& where, const std::string& ope
   std::string who = "a peer did not take part";
   if (peer >= 0) {
     absent = {peer};
-    who = "rank " + std::to_string(peer) + " did not take part";
+    who = core::ranks_phrase(absent) + " did not take part";
   } else if (store_) {
-    const auto window = std::min(roll_call_window, timeout_);
+    const auto window = core::roll_call_window(timeout_);
     const auto roll = core::roll_call(*store_, prefix_ + "/" + operation, global_ranks_, me_, window);
     absent = roll.absent;
     if (!absent.empty())

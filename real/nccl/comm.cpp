@@ -21,9 +21,6 @@ ncclConfig_t non_blocking_config() {
   return config;
 }
 
-// How long members wait for each other's answers to a roll call after a failure.
-constexpr auto roll_call_window = std::chrono::milliseconds(3000);
-
 // Spins briefly (collectives are often done within microseconds), then backs off to 1 ms naps.
 void pause(int round) {
   if (round < 200) std::this_thread::yield();
@@ -163,7 +160,7 @@ std::vector<int> Communicator::absent_from(const std::string& operation) const {
   if (!spec_.store) return {};
   const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
   return core::roll_call(*spec_.store, spec_.key + "/" + operation, spec_.global_ranks, me,
-                         std::min<std::chrono::milliseconds>(roll_call_window, spec_.timeout))
+                         core::roll_call_window(spec_.timeout))
       .absent;
 }
 
