@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/op.hpp"
+#include "sim/spin.hpp"
 
 namespace dist::sim {
 
@@ -25,8 +26,14 @@ struct Comm {
   };
   std::vector<NextSeq> next_seq;
   // The collectives still gathering arrivals, sorted by sequence number (usually a few: a vector
-  // keeps posting free of allocations).
-  std::vector<std::pair<std::uint64_t, std::shared_ptr<Op>>> gathering;
+  // keeps posting free of allocations), and the gate that guards them and their ops' arrivals
+  // (calls, arrived, arrived_count) until every participant has arrived. Ranks post collectives
+  // through the gate alone (world.cpp); both share a cache line of their own.
+  struct alignas(64) Gathering {
+    SpinLock gate;
+    std::vector<std::pair<std::uint64_t, std::shared_ptr<Op>>> ops;
+  };
+  Gathering gathering;
   // Unmatched p2p ops by (src, dst, tag) in group ranks, oldest first.
   using Channel = std::tuple<int, int, int>;
   std::map<Channel, std::deque<std::shared_ptr<Op>>> unmatched_sends;

@@ -24,7 +24,8 @@ enum class OpKind : std::uint8_t {
 };
 std::string_view to_string(OpKind kind);
 
-struct Call {
+// Cache-line aligned: each rank writes its own call in an op while the others read theirs.
+struct alignas(64) Call {
   OpKind kind = OpKind::barrier;
   DType dtype = DType::uint8;
   std::size_t count = 0;  // the per-rank element count every participant must agree on
@@ -58,7 +59,10 @@ struct Plan {
 };
 
 struct Op {
-  enum class State : std::uint8_t { gathering, ready, done, failed };
+  // gathering -> ready (chunks to run) -> done; gathering -> done (ran inline); gathering or
+  // ready -> failing (the one failer writes the error) -> failed. Transitions are compare-and-
+  // swaps: completing and failing may race (a timeout as the last rank arrives).
+  enum class State : std::uint8_t { gathering, ready, done, failing, failed };
 
   std::shared_ptr<Comm> comm;
   std::uint64_t id = 0;         // unique within the run
@@ -67,6 +71,8 @@ struct Op {
   // Global ranks; collectives: by group rank (a view of comm->members); p2p: {src, dst} (pair).
   std::span<const int> participants;
   std::array<int, 2> pair{};
+  // Guarded by comm->gathering.gate (collectives) or the fabric's lock (p2p) until every
+  // participant has arrived; read-only after that.
   std::vector<Call> calls;        // by participant index
   std::vector<char> arrived;
   int arrived_count = 0;

@@ -18,11 +18,11 @@ struct OpPool::Shelf {
 };
 
 namespace {
-// Drops what a let-go op refers to (its communicators, error and plan), so a shelved op keeps
-// nothing else alive. Done before the shelf's lock is taken: dropping a communicator may let go
-// of further ops.
+// Drops what a let-go op refers to (its split's communicator, error and plan). Done before the
+// shelf's lock is taken: dropping a communicator may let go of further ops. Its own
+// communicator stays: the next collective on it is likely to reuse the op, and a shelved op is
+// in no communicator's lists, so it keeps no cycle alive (the shelf dies with the world).
 void release_references(Op& op) {
-  op.comm.reset();
   op.new_comm.reset();
   op.error = nullptr;
   op.plan = Plan{};
@@ -36,8 +36,7 @@ void reset(Op& op, std::size_t participants) {
   op.p2p = false;
   op.participants = {};
   op.pair = {};
-  op.calls.resize(participants);
-  for (Call& c : op.calls) c = Call{};
+  op.calls.resize(participants);  // stale calls stay: calls[i] is read only once arrived[i]
   op.arrived.assign(participants, 0);
   op.arrived_count = 0;
   op.state.store(Op::State::gathering, std::memory_order_relaxed);

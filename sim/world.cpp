@@ -36,6 +36,7 @@ World::World(const Cluster& cluster)
   spare_cores_ = n <= cores;
   yield_rounds_ = spare_cores_ ? 200 : n <= 8 * cores ? 16 : 0;
   polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield measured slower (2 ranks)
+  locked_ = deterministic() || trace_ || !cluster.faults.empty();
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),
@@ -47,7 +48,7 @@ World::~World() {
   runnable_.clear();
   for (const auto& weak : comms_) {
     if (const auto comm = weak.lock()) {
-      comm->gathering.clear();
+      comm->gathering.ops.clear();
       comm->unmatched_sends.clear();
       comm->unmatched_recvs.clear();
     }
@@ -114,35 +115,44 @@ std::unique_lock<std::mutex> World::lock_fabric() {
 
 std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
                                            Call call) {
-  auto lock = lock_fabric();
+  std::unique_lock<std::mutex> lock;
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
-  apply_faults(lock, rank, call);
-  if (trace_) call.start_us = now_us();
+  if (locked_) {
+    lock = lock_fabric();
+    apply_faults(lock, rank, call);
+    if (trace_) call.start_us = now_us();
+  }
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)].value++;
-  // Sorted by sequence number: a new one is created only by the first rank to post it, after
-  // every lower one.
-  auto& gathering = comm->gathering;
-  auto slot = std::lower_bound(gathering.begin(), gathering.end(), seq,
-                               [](const auto& entry, std::uint64_t s) { return entry.first < s; });
-  if (slot == gathering.end() || slot->first != seq) {
-    auto fresh = op_pool_.take(comm->members.size());
-    fresh->comm = comm;
-    fresh->id = next_op_id_++;
-    fresh->seq = seq;
-    fresh->participants = comm->members;  // a view: the op holds the communicator
-    slot = gathering.emplace(slot, seq, std::move(fresh));
-  }
-  // The last arrival takes the gathering's reference instead of sharing it (one less count
-  // change on a control block every participant touches).
+  const std::size_t n = comm->members.size();
   std::shared_ptr<Op> op;
-  if (slot->second->arrived_count + 1 == static_cast<int>(slot->second->participants.size())) {
-    op = std::move(slot->second);
-    gathering.erase(slot);
-  } else {
-    op = slot->second;
+  Arrival arrival;
+  {
+    std::lock_guard gate(comm->gathering.gate);
+    // Sorted by sequence number: a new one is created only by the first rank to post it, after
+    // every lower one.
+    auto& ops = comm->gathering.ops;
+    auto slot = std::lower_bound(ops.begin(), ops.end(), seq,
+                                 [](const auto& entry, std::uint64_t s) { return entry.first < s; });
+    if (slot == ops.end() || slot->first != seq) {
+      auto fresh = op_pool_.take(n);
+      if (fresh->comm != comm) fresh->comm = comm;  // a recycled op often served this one
+      if (trace_) fresh->id = next_op_id_++;        // (only traces use ids; under the lock)
+      fresh->seq = seq;
+      fresh->participants = comm->members;  // a view: the op holds the communicator
+      slot = ops.emplace(slot, seq, std::move(fresh));
+    }
+    // The last arrival takes the gathering's reference instead of sharing it (one less count
+    // change on a control block every participant touches).
+    if (slot->second->arrived_count + 1 == static_cast<int>(n)) {
+      op = std::move(slot->second);
+      ops.erase(slot);
+    } else {
+      op = slot->second;
+    }
+    arrival = register_arrival(*op, static_cast<std::size_t>(group_rank), std::move(call));
   }
-  arrive(op, static_cast<std::size_t>(group_rank), std::move(call));
-  yield(lock, rank);
+  settle(op, static_cast<std::size_t>(group_rank), std::move(arrival), locked_);
+  if (locked_) yield(lock, rank);
   return op;
 }
 
@@ -171,42 +181,58 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
     op->participants = op->pair;
     (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[key].push_back(op);
   }
-  arrive(op, is_send ? 0 : 1, std::move(call));
+  const std::size_t index = is_send ? 0 : 1;
+  settle(op, index, register_arrival(*op, index, std::move(call)), true);
   yield(lock, rank);
   return op;
 }
 
-void World::arrive(const std::shared_ptr<Op>& op, std::size_t index, Call call) {
-  op->calls[index] = std::move(call);
-  op->arrived[index] = 1;
-  ++op->arrived_count;
-  if (op->state.load() == Op::State::failed) {
-    if (trace_) trace_->record_one(*op, index, now_us(), outcome_of(op->error));
-    return;
+// Records participant `index`'s call and judges the op from what has arrived so far. Called
+// under the op's guard (the gate for a collective, the fabric's lock for p2p); the verdict is
+// acted on by settle() after leaving the gate.
+World::Arrival World::register_arrival(Op& op, std::size_t index, Call call) {
+  op.calls[index] = std::move(call);
+  op.arrived[index] = 1;
+  ++op.arrived_count;
+  const auto s = op.state.load();
+  if (s == Op::State::failing || s == Op::State::failed) return {Arrival::Kind::joined_failed, {}};
+  if (!op.calls[index].injected_failure.empty()) {
+    return {Arrival::Kind::fail,
+            std::make_exception_ptr(BackendError(
+                op.describe(index) + " failed on rank " + std::to_string(op.participants[index]) +
+                ": " + op.calls[index].injected_failure + " (injected fault)"))};
   }
-  if (!op->calls[index].injected_failure.empty()) {
-    fail(op, std::make_exception_ptr(BackendError(
-                 op->describe(index) + " failed on rank " +
-                 std::to_string(op->participants[index]) + ": " +
-                 op->calls[index].injected_failure + " (injected fault)")));
-    return;
-  }
-  for (std::size_t j = 0; j < op->arrived.size(); ++j) {
-    if (j == index || !op->arrived[j]) continue;
-    const auto field = differing_field(op->calls[j], op->calls[index]);
-    if (!field.empty()) {
-      fail(op, std::make_exception_ptr(DesyncError(desync_message(*op, field))));
-      return;
-    }
+  for (std::size_t j = 0; j < op.arrived.size(); ++j) {
+    if (j == index || !op.arrived[j]) continue;
+    const auto field = differing_field(op.calls[j], op.calls[index]);
+    if (!field.empty())
+      return {Arrival::Kind::fail, std::make_exception_ptr(DesyncError(desync_message(op, field)))};
     break;  // every earlier arrival already agrees with the first one
   }
-  if (op->arrived_count == static_cast<int>(op->participants.size()))
-    on_all_arrived(op);
-  else
-    check_finished_participants(op);
+  if (op.arrived_count == static_cast<int>(op.participants.size()))
+    return {Arrival::Kind::all_arrived, {}};
+  if (auto error = unreachable_error(op)) return {Arrival::Kind::fail, std::move(error)};
+  return {};
 }
 
-void World::on_all_arrived(const std::shared_ptr<Op>& op) {
+void World::settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arrival,
+                   bool locked) {
+  switch (arrival.kind) {
+    case Arrival::Kind::waiting:
+      return;
+    case Arrival::Kind::joined_failed:
+      if (trace_) trace_->record_one(*op, index, now_us(), outcome_of(op->error));
+      return;
+    case Arrival::Kind::fail:
+      fail(*op, std::move(arrival.error), locked);
+      return;
+    case Arrival::Kind::all_arrived:
+      on_all_arrived(op, locked);
+      return;
+  }
+}
+
+void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
   const Call& first = op->calls.front();
   if (first.kind == OpKind::split) {
     std::vector<int> members;
@@ -214,6 +240,8 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op) {
     std::string name = "group {";
     for (std::size_t i = 0; i < members.size(); ++i)
       name += (i ? ", " : "") + std::to_string(members[i]);
+    std::unique_lock<std::mutex> lock;
+    if (!locked) lock = lock_fabric();
     op->new_comm = make_comm(name + "}", std::move(members));
   }
   op->plan = make_plan(*op);
@@ -223,60 +251,77 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op) {
   const bool small = op->plan.chunks == 1 && bytes <= inline_bytes;
   if (op->plan.chunks == 0 || deterministic() || small) {
     for (std::size_t c = 0; c < op->plan.chunks; ++c) op->plan.run(*op, c);
-    complete(*op);
+    complete(*op, locked);
     return;
   }
-  op->state.store(Op::State::ready, std::memory_order_release);
+  auto s = Op::State::gathering;
+  if (!op->state.compare_exchange_strong(s, Op::State::ready)) return;  // failed meanwhile
+  std::unique_lock<std::mutex> lock;
+  if (!locked) lock = lock_fabric();
   runnable_.push_back(op);
-  wake(*op);
+  wake(*op, true);
 }
 
-void World::fail(const std::shared_ptr<Op>& op, std::exception_ptr error) {
-  const auto s = op->state.load();
-  if (s == Op::State::done || s == Op::State::failed) return;
-  op->error = std::move(error);
-  op->state.store(Op::State::failed, std::memory_order_release);
-  if (trace_) trace_->record_op(*op, now_us(), outcome_of(op->error));
-  wake(*op);
+// Moves op from gathering or ready to failed with `error`, once: a second failer, or one that
+// comes after completion, changes nothing.
+void World::fail(Op& op, std::exception_ptr error, bool locked) {
+  auto s = op.state.load();
+  do {
+    if (s != Op::State::gathering && s != Op::State::ready) return;
+  } while (!op.state.compare_exchange_weak(s, Op::State::failing));
+  op.error = std::move(error);
+  op.state.store(Op::State::failed);
+  if (trace_) trace_->record_op(op, now_us(), outcome_of(op.error));
+  wake(op, locked);
 }
 
-void World::complete(Op& op) {
-  op.state.store(Op::State::done, std::memory_order_release);
+void World::complete(Op& op, bool locked) {
+  auto s = op.state.load();
+  do {
+    if (s != Op::State::gathering && s != Op::State::ready) return;  // failed meanwhile
+  } while (!op.state.compare_exchange_weak(s, Op::State::done));
   if (trace_) trace_->record_op(op, now_us(), "ok");
-  wake(op);
+  wake(op, locked);
 }
 
-void World::wake(const Op& op) {
+// Wakes op's blocked participants. The state change before it and a waiter's `blocked` flag
+// are both sequentially consistent, and a waiter sets its flag before it looks at the state a
+// last time (wait_concurrent): so either it sees the change, or this sees it blocked.
+void World::wake(const Op& op, bool locked) {
+  std::unique_lock<std::mutex> lock;
   for (int p : op.participants) {
     RankState& r = ranks_[static_cast<std::size_t>(p)];
-    if (!r.blocked) continue;  // it polls, or (deterministic) waits for the baton, not this op
-    r.blocked = false;
+    if (!r.blocked.load()) continue;  // it polls, or (deterministic) waits for the baton, not this op
+    if (!locked && !lock.owns_lock()) {
+      lock = std::unique_lock(mutex_);
+      if (!r.blocked.load()) continue;  // woken by another op meanwhile
+    }
+    r.blocked.store(false);
     --blocked_;
     r.cv.notify_one();
   }
 }
 
-void World::check_finished_participants(const std::shared_ptr<Op>& op) {
+// A DeadlockError or RankFailure when a participant that has not arrived at op has finished
+// (returned or failed), else null. Called under the op's guard.
+std::exception_ptr World::unreachable_error(const Op& op) const {
   std::vector<int> gone;
-  std::exception_ptr cause;
   int failed_rank = -1;
-  for (std::size_t i = 0; i < op->participants.size(); ++i) {
-    const RankState& r = ranks_[static_cast<std::size_t>(op->participants[i])];
-    if (op->arrived[i] || !r.finished) continue;
-    gone.push_back(op->participants[i]);
-    if (r.error && failed_rank < 0) failed_rank = op->participants[i];
+  for (std::size_t i = 0; i < op.participants.size(); ++i) {
+    const RankState& r = ranks_[static_cast<std::size_t>(op.participants[i])];
+    if (op.arrived[i] || !r.finished.load()) continue;
+    gone.push_back(op.participants[i]);
+    if (r.error && failed_rank < 0) failed_rank = op.participants[i];
   }
-  if (gone.empty()) return;
-  const std::string msg = unreachable_message(*op, gone, [&](int rank) {
+  if (gone.empty()) return nullptr;
+  const std::string msg = unreachable_message(op, gone, [&](int rank) {
     const RankState& r = ranks_[static_cast<std::size_t>(rank)];
     return "rank " + std::to_string(rank) +
            (r.error ? " failed before calling it: " + r.error_text
                     : std::string(" returned without calling it"));
   });
-  if (failed_rank >= 0)
-    fail(op, std::make_exception_ptr(RankFailure(msg, failed_rank)));
-  else
-    fail(op, std::make_exception_ptr(DeadlockError(msg)));
+  if (failed_rank >= 0) return std::make_exception_ptr(RankFailure(msg, failed_rank));
+  return std::make_exception_ptr(DeadlockError(msg));
 }
 
 void World::finish(int rank, std::exception_ptr error, const std::string& what) {
@@ -286,33 +331,41 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
     me.started = true;
     ++started_;
   }
-  me.finished = true;
   me.error = std::move(error);
   me.error_text = what;
+  me.finished.store(true);  // after its error: arrivals read them without the lock
   ++finished_;
+  // The ops this rank can no longer take part in, judged under their guards (an arrival that
+  // comes after this scan sees `finished` instead) and failed after.
+  std::vector<std::pair<std::shared_ptr<Op>, std::exception_ptr>> doomed;
   auto visit = [&](const std::shared_ptr<Op>& op) {
     const int i = op->index_of(rank);
     if (i < 0 || op->state.load() != Op::State::gathering) return;
     if (op->arrived[static_cast<std::size_t>(i)]) {
-      fail(op, std::make_exception_ptr(
-                   DeadlockError(abandoned_message(*op, static_cast<std::size_t>(i), rank))));
-    } else {
-      check_finished_participants(op);
+      doomed.emplace_back(op, std::make_exception_ptr(DeadlockError(
+                                  abandoned_message(*op, static_cast<std::size_t>(i), rank))));
+    } else if (auto e = unreachable_error(*op)) {
+      doomed.emplace_back(op, std::move(e));
     }
   };
   for (const auto& weak : comms_) {
     const auto comm = weak.lock();
     if (!comm) continue;
-    for (const auto& [seq, op] : comm->gathering) visit(op);
+    {
+      std::lock_guard gate(comm->gathering.gate);
+      for (const auto& [seq, op] : comm->gathering.ops) visit(op);
+    }
     for (const auto& [key, queue] : comm->unmatched_sends)
       for (const auto& op : queue) visit(op);
     for (const auto& [key, queue] : comm->unmatched_recvs)
       for (const auto& op : queue) visit(op);
   }
+  for (auto& [op, e] : doomed) fail(*op, std::move(e), true);
   check_deadlock();
   if (deterministic() && (baton_ == rank || (baton_ < 0 && started_ == size()))) pass_baton();
 }
 
+// Under the fabric's lock.
 void World::check_deadlock() {
   if (blocked_ == 0 || blocked_ + finished_ < size()) return;
   for (const auto& op : runnable_)
@@ -323,9 +376,10 @@ void World::check_deadlock() {
   std::vector<std::shared_ptr<Op>> stuck;
   for (const auto& r : ranks_)
     if (r.blocked && r.waiting_on) stuck.push_back(r.waiting_on);
-  for (const auto& op : stuck) fail(op, std::make_exception_ptr(DeadlockError(msg)));
+  for (const auto& op : stuck) fail(*op, std::make_exception_ptr(DeadlockError(msg)), true);
 }
 
+// Under the fabric's lock.
 std::string World::rank_activity(int rank) const {
   const RankState& r = ranks_[static_cast<std::size_t>(rank)];
   std::string head = "rank " + std::to_string(rank) + ": ";
@@ -333,15 +387,20 @@ std::string World::rank_activity(int rank) const {
   if (!r.waiting_on) return head + "running outside the fabric";
   const Op& op = *r.waiting_on;
   const int i = op.index_of(rank);
+  std::lock_guard gate(op.comm->gathering.gate);  // its arrivals may still be coming
   return head + "waits in " + op.describe(static_cast<std::size_t>(i)) + waiting_detail(op);
 }
 
+// Under the fabric's lock.
 void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank) {
-  const auto missing = op->missing();
-  const int i = op->index_of(rank);
-  fail(op, std::make_exception_ptr(TimeoutError(
-               timeout_message(*op, static_cast<std::size_t>(i), rank, cluster_.timeout),
-               missing)));
+  std::exception_ptr error;
+  {
+    std::lock_guard gate(op->comm->gathering.gate);  // its arrivals may still be coming
+    const int i = op->index_of(rank);
+    error = std::make_exception_ptr(TimeoutError(
+        timeout_message(*op, static_cast<std::size_t>(i), rank, cluster_.timeout), op->missing()));
+  }
+  fail(*op, std::move(error), true);
 }
 
 }  // namespace dist::sim

@@ -61,9 +61,11 @@ class World {
   struct alignas(64) RankState {
     std::condition_variable cv;
     bool started = false;
-    bool blocked = false;
-    bool finished = false;
-    std::exception_ptr error;  // how it finished
+    // Written under the fabric's lock, read without it too: a rank that completes or fails an
+    // op outside the lock wakes its blocked participants (wake(), world.cpp).
+    std::atomic<bool> blocked{false};
+    std::atomic<bool> finished{false};
+    std::exception_ptr error;  // how it finished (set before `finished`)
     std::string error_text;
     std::shared_ptr<Op> waiting_on;
     int calls = 0;                                  // communication calls made (for faults)
@@ -74,6 +76,12 @@ class World {
     std::atomic<int> cpu{-1};
   };
 
+  // What an arrival found (under the communicator's gate), to act on after leaving the gate.
+  struct Arrival {
+    enum class Kind { waiting, joined_failed, all_arrived, fail } kind = Kind::waiting;
+    std::exception_ptr error;  // Kind::fail
+  };
+
   bool deterministic() const { return cluster_.schedule == Schedule::deterministic; }
   // The fabric's lock for the calls' hot paths (posting, completing, blocking): spins first when
   // every rank has a core.
@@ -81,12 +89,15 @@ class World {
   double now_us() const;
   std::shared_ptr<Comm> make_comm(std::string name, std::vector<int> members);
   void apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call);
-  void arrive(const std::shared_ptr<Op>& op, std::size_t index, Call call);
-  void on_all_arrived(const std::shared_ptr<Op>& op);
-  void fail(const std::shared_ptr<Op>& op, std::exception_ptr error);
-  void complete(Op& op);
-  void wake(const Op& op);
-  void check_finished_participants(const std::shared_ptr<Op>& op);
+  // `locked`: whether the caller holds the fabric's lock (always in locked_ mode and for p2p;
+  // a collective posted in the lock-free mode does not).
+  Arrival register_arrival(Op& op, std::size_t index, Call call);
+  void settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arrival, bool locked);
+  std::exception_ptr unreachable_error(const Op& op) const;
+  void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
+  void fail(Op& op, std::exception_ptr error, bool locked);
+  void complete(Op& op, bool locked);
+  void wake(const Op& op, bool locked);
   void check_deadlock();
   void fail_on_timeout(const std::shared_ptr<Op>& op, int rank);
   bool execute_chunk(Op& op);
@@ -125,6 +136,10 @@ class World {
   // an oversubscribed world yields only a few times (so the ranks that can progress get the
   // cores) and a much larger one blocks at once.
   bool spare_cores_ = false;  // every rank can have a core
+  // Collectives are posted under the fabric's lock (deterministic mode, or a run with a trace or
+  // faults); otherwise through their communicator's gate alone, and ops complete without the
+  // lock unless a participant is blocked.
+  bool locked_ = true;
   int yield_rounds_ = 0;
   int polls_per_yield_ = 1;
   // Deterministic mode.

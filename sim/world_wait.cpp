@@ -33,8 +33,9 @@ bool World::execute_chunk(Op& op) {
   if (c >= op.plan.chunks) return false;
   op.plan.run(op, c);
   if (op.done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == op.plan.chunks) {
-    const auto lock = lock_fabric();
-    complete(op);
+    std::unique_lock<std::mutex> lock;
+    if (locked_) lock = lock_fabric();
+    complete(op, locked_);
   }
   return true;
 }
@@ -84,6 +85,8 @@ World::Poll World::poll(Op& op) {
 // Spins on `op` (see spin_patience), helping with its chunks; whether it finished meanwhile.
 bool World::spin(int rank, Op& op) {
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  // Read once: the loop must not poll the op's first cache line, which arriving ranks write.
+  const std::span<const int> participants = op.participants;
   const auto until = std::chrono::steady_clock::now() + spin_patience;
   for (int polls = 1;; ++polls) {
     const Poll p = poll(op);
@@ -96,7 +99,7 @@ bool World::spin(int rank, Op& op) {
     }
     const int cpu = sched_getcpu();
     if (me.cpu.load(std::memory_order_relaxed) != cpu) me.cpu.store(cpu, std::memory_order_relaxed);
-    const bool shared = std::any_of(op.participants.begin(), op.participants.end(), [&](int r) {
+    const bool shared = std::any_of(participants.begin(), participants.end(), [&](int r) {
       return r != rank && ranks_[static_cast<std::size_t>(r)].cpu.load(std::memory_order_relaxed) == cpu;
     });
     if (shared) std::this_thread::yield();
@@ -145,10 +148,19 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
       lock.lock();
       continue;
     }
-    me.blocked = true;
     me.waiting_on = op;
     ++blocked_;
-    if (s == Op::State::gathering) check_deadlock();
+    me.blocked.store(true);
+    // A last look after raising the flag: a rank completing or failing the op without the lock
+    // changed its state before it looked at the flag (wake(), world.cpp).
+    const auto last = op->state.load();
+    if (last == Op::State::done || last == Op::State::failed) {
+      me.blocked.store(false);
+      --blocked_;
+      me.waiting_on = nullptr;
+      continue;
+    }
+    if (last == Op::State::gathering) check_deadlock();
     std::cv_status status = std::cv_status::no_timeout;
     if (me.blocked) status = me.cv.wait_until(lock, deadline);
     if (me.blocked) {
