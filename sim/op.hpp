@@ -58,29 +58,60 @@ struct Plan {
   std::function<void(const Op&, std::size_t)> run;
 };
 
+// Which participants of an op have arrived: a bit mask for up to 64 of them (kept on the op's
+// state line, which the last arrival writes anyway), bytes beyond that.
+class Arrivals {
+ public:
+  void reset(std::size_t n) {
+    n_ = n;
+    count_ = 0;
+    mask_ = 0;
+    if (n > 64) wide_.assign(n, 0);
+  }
+  bool operator[](std::size_t i) const { return n_ <= 64 ? (mask_ >> i) & 1u : wide_[i] != 0; }
+  void mark(std::size_t i) {
+    if (n_ <= 64)
+      mask_ |= std::uint64_t{1} << i;
+    else
+      wide_[i] = 1;
+    ++count_;
+  }
+  std::size_t size() const { return n_; }
+  std::size_t count() const { return count_; }
+
+ private:
+  std::uint64_t mask_ = 0;
+  std::size_t n_ = 0;
+  std::size_t count_ = 0;
+  std::vector<char> wide_;
+};
+
 struct Op {
   // gathering -> ready (chunks to run) -> done; gathering -> done (ran inline); gathering or
   // ready -> failing (the one failer writes the error) -> failed. Transitions are compare-and-
   // swaps: completing and failing may race (a timeout as the last rank arrives).
   enum class State : std::uint8_t { gathering, ready, done, failing, failed };
 
+  // The first line changes only when a recycled op serves another communicator (op_pool.cpp
+  // writes a field only when it differs), so every participant keeps it cached.
   std::shared_ptr<Comm> comm;
-  std::uint64_t id = 0;         // unique within the run
-  std::uint64_t seq = 0;        // per-communicator sequence number (collectives)
+  std::uint64_t id = 0;         // unique within the run (set only for traces)
   bool p2p = false;
   // Global ranks; collectives: by group rank (a view of comm->members); p2p: {src, dst} (pair).
   std::span<const int> participants;
   std::array<int, 2> pair{};
   // Guarded by comm->gathering.gate (collectives) or the fabric's lock (p2p) until every
-  // participant has arrived; read-only after that.
-  std::vector<Call> calls;        // by participant index
-  std::vector<char> arrived;
-  int arrived_count = 0;
+  // participant has arrived; read-only after that. Each call is on lines of its own.
+  std::vector<Call> calls;  // by participant index
 
-  // On a cache line of its own: waiters poll it while the arriving ranks write the fields above.
+  // On a cache line of its own, with the arrivals (same guard as the calls): waiters poll the
+  // state, and an arriving rank that completes the op writes both.
   alignas(64) std::atomic<State> state{State::gathering};
+  std::uint64_t seq = 0;  // per-communicator sequence number (collectives)
+  Arrivals arrived;
   std::exception_ptr error;  // set before state becomes failed
-  Plan plan;
+  // Set only for an op whose chunks other ranks may run (small ones run on the last arrival).
+  alignas(64) Plan plan;
   std::atomic<std::size_t> next_chunk{0};
   std::atomic<std::size_t> done_chunks{0};
   std::shared_ptr<Comm> new_comm;  // the result of a split

@@ -1,6 +1,7 @@
 // OpPool: ops whose last owner let go go back on a shelf, and are reset when taken again. The
-// deleter runs on the thread that let go last, after every owner's release: the shelf's lock then
-// hands the op over to the next taker.
+// deleter runs on the thread that let go last, after every owner's release: a rank thread keeps
+// the op on its own shelf (no lock, and its lines are likely still in that core's cache); any
+// other thread puts it on the common shelf, under its lock.
 #include "sim/op_pool.hpp"
 
 #include "sim/spin.hpp"
@@ -11,64 +12,107 @@
 
 namespace dist::sim {
 
+namespace {
+constexpr std::size_t capacity = 8;  // ops kept per shelf
+}  // namespace
+
 struct OpPool::Shelf {
-  static constexpr std::size_t capacity = 8;
   SpinLock mutex;  // held for a push or a pop
   std::vector<std::unique_ptr<Op>> ops;
 };
 
+struct alignas(64) OpPool::RankShelf {
+  std::shared_ptr<Shelf> common;
+  std::vector<std::unique_ptr<Op>> ops;  // touched only by the rank's thread
+};
+
 namespace {
+// The rank shelf the calling thread is bound to (OpPool::bind), and its pool's common shelf.
+struct Binding {
+  const OpPool::Shelf* common = nullptr;
+  OpPool::RankShelf* own = nullptr;
+  std::size_t rank = 0;
+};
+thread_local Binding binding;
+
 // Drops what a let-go op refers to (its split's communicator, error and plan). Done before the
 // shelf's lock is taken: dropping a communicator may let go of further ops. Its own
 // communicator stays: the next collective on it is likely to reuse the op, and a shelved op is
 // in no communicator's lists, so it keeps no cycle alive (the shelf dies with the world).
 void release_references(Op& op) {
   op.new_comm.reset();
-  op.error = nullptr;
-  op.plan = Plan{};
+  if (op.error) op.error = nullptr;
+  if (op.plan.run) op.plan = Plan{};
+}
+
+// Writes `value` only when it differs: an unchanged line stays cached on every core.
+template <class T> void set(T& field, const T& value) {
+  if (field != value) field = value;
 }
 
 // Puts a shelved op back in the state of a new one for `participants` ranks, keeping the memory of
 // its vectors.
 void reset(Op& op, std::size_t participants) {
-  op.id = 0;
-  op.seq = 0;
-  op.p2p = false;
-  op.participants = {};
-  op.pair = {};
+  set(op.id, std::uint64_t{0});
+  set(op.p2p, false);
+  // participants stays: the poster sets it (when it differs)
+  set(op.pair, std::array<int, 2>{});
   op.calls.resize(participants);  // stale calls stay: calls[i] is read only once arrived[i]
-  op.arrived.assign(participants, 0);
-  op.arrived_count = 0;
   op.state.store(Op::State::gathering, std::memory_order_relaxed);
-  op.next_chunk.store(0, std::memory_order_relaxed);
-  op.done_chunks.store(0, std::memory_order_relaxed);
+  op.seq = 0;
+  op.arrived.reset(participants);
+  if (op.next_chunk.load(std::memory_order_relaxed) != 0) op.next_chunk.store(0, std::memory_order_relaxed);
+  if (op.done_chunks.load(std::memory_order_relaxed) != 0) op.done_chunks.store(0, std::memory_order_relaxed);
 }
 
 struct ShelveOp {
-  std::shared_ptr<OpPool::Shelf> shelf;
+  std::shared_ptr<OpPool::RankShelf> taker;  // keeps the pool's shelves alive
   void operator()(Op* raw) const {
     std::unique_ptr<Op> op(raw);
     release_references(*op);
-    std::lock_guard lock(shelf->mutex);
-    if (shelf->ops.size() < OpPool::Shelf::capacity) shelf->ops.push_back(std::move(op));
+    if (binding.common == taker->common.get()) {  // a rank thread of this pool
+      auto& own = binding.own->ops;
+      if (own.size() < capacity) own.push_back(std::move(op));
+      return;
+    }
+    std::lock_guard lock(taker->common->mutex);
+    if (taker->common->ops.size() < capacity) taker->common->ops.push_back(std::move(op));
   }
 };
 }  // namespace
 
-OpPool::OpPool() : shelf_(std::make_shared<Shelf>()) {}
+OpPool::OpPool(int ranks) {
+  const auto common = std::make_shared<Shelf>();
+  for (int r = 0; r < ranks; ++r) {
+    ranks_.push_back(std::make_shared<RankShelf>());
+    ranks_.back()->common = common;
+  }
+}
+
+void OpPool::bind(int rank) {
+  const auto r = static_cast<std::size_t>(rank);
+  binding = {ranks_.front()->common.get(), ranks_.at(r).get(), r};
+}
 
 std::shared_ptr<Op> OpPool::take(std::size_t participants) {
   std::unique_ptr<Op> op;
-  {
-    std::lock_guard lock(shelf_->mutex);
-    if (!shelf_->ops.empty()) {
-      op = std::move(shelf_->ops.back());
-      shelf_->ops.pop_back();
+  RankShelf* own = binding.common == ranks_.front()->common.get() ? binding.own : nullptr;
+  if (own && !own->ops.empty()) {
+    op = std::move(own->ops.back());
+    own->ops.pop_back();
+  } else {
+    Shelf& common = *ranks_.front()->common;
+    std::lock_guard lock(common.mutex);
+    if (!common.ops.empty()) {
+      op = std::move(common.ops.back());
+      common.ops.pop_back();
     }
   }
   if (!op) op = std::make_unique<Op>();
   reset(*op, participants);
-  return std::shared_ptr<Op>(op.release(), ShelveOp{shelf_});
+  // The deleter counts on the taker's shelf; takers without one (none in practice) use rank 0's.
+  const auto& taker = own ? ranks_[binding.rank] : ranks_.front();
+  return std::shared_ptr<Op>(op.release(), ShelveOp{taker});
 }
 
 }  // namespace dist::sim

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "sim/op.hpp"
 
@@ -11,17 +12,23 @@ namespace dist::sim {
 
 class OpPool {
  public:
-  OpPool();
+  explicit OpPool(int ranks);
 
+  // Binds the calling thread to rank `rank`'s own shelf (World::enter): the ops it lets go of last
+  // wait there, without a lock, for its next take, so a rank's op seldom changes cores.
+  void bind(int rank);
   // An op for `participants` ranks in its initial state (gathering, nothing arrived): a recycled
   // one when there is one, else a new one. When its last owner lets go, it returns to the pool
   // (kept while the pool has room and is alive, else deleted).
   std::shared_ptr<Op> take(std::size_t participants);
 
-  struct Shelf;  // the ops let go of, and their lock (op_pool.cpp)
+  struct Shelf;      // the ops let go of by unbound threads, and their lock (op_pool.cpp)
+  struct RankShelf;  // one rank's (op_pool.cpp)
 
  private:
-  std::shared_ptr<Shelf> shelf_;  // shared with the ops' deleters, which may outlive the pool
+  // Each on a cache line of its own, shared with the deleters of the ops its rank took (an op's
+  // deleter counts a reference on its taker's shelf, which may outlive the pool).
+  std::vector<std::shared_ptr<RankShelf>> ranks_;
 };
 
 }  // namespace dist::sim

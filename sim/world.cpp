@@ -28,7 +28,7 @@ std::vector<int> iota_ranks(int begin, int count) {
 
 World::World(const Cluster& cluster)
     : cluster_(cluster), start_(std::chrono::steady_clock::now()),
-      ranks_(static_cast<std::size_t>(cluster.world_size())),
+      ranks_(static_cast<std::size_t>(cluster.world_size())), op_pool_(cluster.world_size()),
       schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull) {
   if (!cluster.trace.empty()) trace_.emplace();
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -124,6 +124,8 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   }
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)].value++;
   const std::size_t n = comm->members.size();
+  std::shared_ptr<Op>& spare = ranks_[static_cast<std::size_t>(rank)].spare;
+  if (!spare || spare->calls.size() != n) spare = op_pool_.take(n);
   std::shared_ptr<Op> op;
   Arrival arrival;
   {
@@ -134,16 +136,18 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     auto slot = std::lower_bound(ops.begin(), ops.end(), seq,
                                  [](const auto& entry, std::uint64_t s) { return entry.first < s; });
     if (slot == ops.end() || slot->first != seq) {
-      auto fresh = op_pool_.take(n);
+      auto fresh = std::move(spare);
       if (fresh->comm != comm) fresh->comm = comm;  // a recycled op often served this one
       if (trace_) fresh->id = next_op_id_++;        // (only traces use ids; under the lock)
       fresh->seq = seq;
-      fresh->participants = comm->members;  // a view: the op holds the communicator
+      const std::span<const int> members = comm->members;  // a view: the op holds the communicator
+      if (fresh->participants.data() != members.data() || fresh->participants.size() != n)
+        fresh->participants = members;
       slot = ops.emplace(slot, seq, std::move(fresh));
     }
     // The last arrival takes the gathering's reference instead of sharing it (one less count
     // change on a control block every participant touches).
-    if (slot->second->arrived_count + 1 == static_cast<int>(n)) {
+    if (slot->second->arrived.count() + 1 == n) {
       op = std::move(slot->second);
       ops.erase(slot);
     } else {
@@ -192,8 +196,7 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
 // acted on by settle() after leaving the gate.
 World::Arrival World::register_arrival(Op& op, std::size_t index, Call call) {
   op.calls[index] = std::move(call);
-  op.arrived[index] = 1;
-  ++op.arrived_count;
+  op.arrived.mark(index);
   const auto s = op.state.load();
   if (s == Op::State::failing || s == Op::State::failed) return {Arrival::Kind::joined_failed, {}};
   if (!op.calls[index].injected_failure.empty()) {
@@ -209,7 +212,7 @@ World::Arrival World::register_arrival(Op& op, std::size_t index, Call call) {
       return {Arrival::Kind::fail, std::make_exception_ptr(DesyncError(desync_message(op, field)))};
     break;  // every earlier arrival already agrees with the first one
   }
-  if (op.arrived_count == static_cast<int>(op.participants.size()))
+  if (op.arrived.count() == op.arrived.size())
     return {Arrival::Kind::all_arrived, {}};
   if (auto error = unreachable_error(op)) return {Arrival::Kind::fail, std::move(error)};
   return {};
@@ -244,16 +247,17 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
     if (!locked) lock = lock_fabric();
     op->new_comm = make_comm(name + "}", std::move(members));
   }
-  op->plan = make_plan(*op);
+  Plan plan = make_plan(*op);
   // One rank runs at a time in deterministic mode, and a small op is over sooner than waiters
   // could claim its chunk: the arriving rank moves all the data.
   const std::size_t bytes = first.count * dtype_size(first.dtype) * op->calls.size();
-  const bool small = op->plan.chunks == 1 && bytes <= inline_bytes;
-  if (op->plan.chunks == 0 || deterministic() || small) {
-    for (std::size_t c = 0; c < op->plan.chunks; ++c) op->plan.run(*op, c);
+  const bool small = plan.chunks == 1 && bytes <= inline_bytes;
+  if (plan.chunks == 0 || deterministic() || small) {
+    for (std::size_t c = 0; c < plan.chunks; ++c) plan.run(*op, c);
     complete(*op, locked);
     return;
   }
+  op->plan = std::move(plan);
   auto s = Op::State::gathering;
   if (!op->state.compare_exchange_strong(s, Op::State::ready)) return;  // failed meanwhile
   std::unique_lock<std::mutex> lock;

@@ -199,6 +199,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op) {
 }
 
 void World::enter(int rank) {
+  op_pool_.bind(rank);
   std::unique_lock lock(mutex_);
   ranks_[static_cast<std::size_t>(rank)].started = true;
   ++started_;
