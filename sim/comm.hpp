@@ -16,6 +16,65 @@
 
 namespace dist::sim {
 
+// A communicator's collectives still gathering arrivals, by sequence number. Ranks post in
+// order, so the numbers held are consecutive (an op is created by the first rank to post it,
+// after every lower one) and the lowest is the first to have every arrival. The lowest is kept
+// inline, on the gate's cache line: usually it is the only one.
+class alignas(64) Gathering {
+ public:
+  SpinLock gate;
+
+  bool empty() const { return !front_; }
+  // The op for `seq`, or null.
+  std::shared_ptr<Op>* find(std::uint64_t seq) {
+    if (!front_ || seq < front_seq_) return nullptr;
+    const std::uint64_t i = seq - front_seq_;
+    if (i == 0) return &front_;
+    return i - 1 < rest_.size() ? &rest_[i - 1] : nullptr;
+  }
+  // Adds the op for `seq`, one above every number held.
+  std::shared_ptr<Op>& add(std::uint64_t seq, std::shared_ptr<Op> op) {
+    if (!front_) {
+      front_seq_ = seq;
+      front_ = std::move(op);
+      return front_;
+    }
+    rest_.push_back(std::move(op));
+    return rest_.back();
+  }
+  // Removes the op for `seq` (held) and returns it.
+  std::shared_ptr<Op> remove(std::uint64_t seq) {
+    std::shared_ptr<Op> out;
+    if (seq != front_seq_) {  // not expected (see above), but kept consistent
+      const auto at = rest_.begin() + static_cast<std::ptrdiff_t>(seq - front_seq_ - 1);
+      out = std::move(*at);
+      rest_.erase(at);
+      return out;
+    }
+    out = std::move(front_);
+    if (!rest_.empty()) {
+      front_ = std::move(rest_.front());
+      rest_.erase(rest_.begin());
+      ++front_seq_;
+    }
+    return out;
+  }
+  template <class F> void for_each(F&& f) const {
+    if (!front_) return;
+    f(front_);
+    for (const auto& op : rest_) f(op);
+  }
+  void clear() {
+    front_.reset();
+    rest_.clear();
+  }
+
+ private:
+  std::uint64_t front_seq_ = 0;
+  std::shared_ptr<Op> front_;
+  std::vector<std::shared_ptr<Op>> rest_;  // front_seq_ + 1, + 2, ...
+};
+
 struct Comm {
   std::uint64_t id = 0;
   std::string name;          // "world", "node 1", "group {0, 2}"
@@ -25,14 +84,9 @@ struct Comm {
     std::uint64_t value = 1;
   };
   std::vector<NextSeq> next_seq;
-  // The collectives still gathering arrivals, sorted by sequence number (usually a few: a vector
-  // keeps posting free of allocations), and the gate that guards them and their ops' arrivals
-  // (calls, arrived, arrived_count) until every participant has arrived. Ranks post collectives
-  // through the gate alone (world.cpp); both share a cache line of their own.
-  struct alignas(64) Gathering {
-    SpinLock gate;
-    std::vector<std::pair<std::uint64_t, std::shared_ptr<Op>>> ops;
-  };
+  // The collectives still gathering arrivals, and the gate that guards them and their ops'
+  // arrivals (calls, arrived) until every participant has arrived. Ranks post collectives
+  // through the gate alone (world.cpp).
   Gathering gathering;
   // Unmatched p2p ops by (src, dst, tag) in group ranks, oldest first.
   using Channel = std::tuple<int, int, int>;

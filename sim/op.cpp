@@ -71,6 +71,23 @@ std::string Call::describe() const {
   return text + ")";
 }
 
+void Call::take(Call&& other) {
+  kind = other.kind;
+  dtype = other.dtype;
+  op = other.op;
+  root = other.root;
+  tag = other.tag;
+  count = other.count;
+  in = other.in;
+  out = other.out;
+  start_us = other.start_us;
+  if (!split_ranks.empty() || !other.split_ranks.empty())
+    split_ranks = std::move(other.split_ranks);
+  if (!counts.empty() || !other.counts.empty()) counts = std::move(other.counts);
+  if (!injected_failure.empty() || !other.injected_failure.empty())
+    injected_failure = std::move(other.injected_failure);
+}
+
 std::string_view differing_field(const Call& a, const Call& b) {
   if (is_p2p(a.kind) && is_p2p(b.kind) && a.kind != b.kind) {
     if (a.dtype != b.dtype) return "dtype";

@@ -24,23 +24,27 @@ enum class OpKind : std::uint8_t {
 };
 std::string_view to_string(OpKind kind);
 
-// Cache-line aligned: each rank writes its own call in an op while the others read theirs.
+// Cache-line aligned: each rank writes its own call in an op while the others read theirs. The
+// fields every call sets come first, on one line; the rare ones after.
 struct alignas(64) Call {
   OpKind kind = OpKind::barrier;
   DType dtype = DType::uint8;
-  std::size_t count = 0;  // the per-rank element count every participant must agree on
-  int root = -1;          // root of rooted collectives; peer (group rank) of send/recv
   ReduceOp op = ReduceOp::sum;
+  int root = -1;          // root of rooted collectives; peer (group rank) of send/recv
   int tag = 0;
-  std::vector<int> split_ranks;       // new_group's rank list
-  std::vector<std::size_t> counts;    // all_gather_v's per-rank counts
+  std::size_t count = 0;  // the per-rank element count every participant must agree on
   const void* in = nullptr;
   void* out = nullptr;
   double start_us = 0;  // when the rank posted it (set only when tracing)
+  std::vector<int> split_ranks;       // new_group's rank list
+  std::vector<std::size_t> counts;    // all_gather_v's per-rank counts
   std::string injected_failure;  // set by a Fault::fail: the op fails with this message
 
   // e.g. "all_reduce(op=sum, float32 x 8)".
   std::string describe() const;
+  // Takes `other`'s fields, writing the rare ones only when either side has any: an op's call
+  // slot is reused, and its other lines then stay untouched.
+  void take(Call&& other);
 };
 
 // The first fingerprint field where two ranks' calls differ, or empty when they agree.

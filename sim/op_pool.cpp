@@ -61,8 +61,8 @@ void reset(Op& op, std::size_t participants) {
   op.state.store(Op::State::gathering, std::memory_order_relaxed);
   op.seq = 0;
   op.arrived.reset(participants);
-  if (op.next_chunk.load(std::memory_order_relaxed) != 0) op.next_chunk.store(0, std::memory_order_relaxed);
-  if (op.done_chunks.load(std::memory_order_relaxed) != 0) op.done_chunks.store(0, std::memory_order_relaxed);
+  for (auto* counter : {&op.next_chunk, &op.done_chunks})
+    if (counter->load(std::memory_order_relaxed) != 0) counter->store(0, std::memory_order_relaxed);
 }
 
 struct ShelveOp {

@@ -36,12 +36,12 @@ SimBackend::SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank)
     : world_(world), comm_(std::move(comm)), rank_(group_rank),
       global_rank_(comm_->members[static_cast<std::size_t>(group_rank)]) {}
 
-Work SimBackend::post(Call call) {
+Work SimBackend::post(Call&& call) {
   return Work(std::make_shared<SimWork>(world_, global_rank_,
                                         world_.post_collective(comm_, rank_, std::move(call))));
 }
 
-Work SimBackend::post_p2p(Call call) {
+Work SimBackend::post_p2p(Call&& call) {
   return Work(std::make_shared<SimWork>(world_, global_rank_,
                                         world_.post_p2p(comm_, rank_, std::move(call))));
 }

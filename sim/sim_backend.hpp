@@ -34,8 +34,8 @@ class SimBackend final : public core::Backend {
                     std::span<const std::size_t> counts) override;
 
  private:
-  Work post(Call call);
-  Work post_p2p(Call call);
+  Work post(Call&& call);
+  Work post_p2p(Call&& call);
 
   World& world_;
   std::shared_ptr<Comm> comm_;

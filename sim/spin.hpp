@@ -17,6 +17,16 @@ inline void cpu_relax() {
 #endif
 }
 
+// Asks for the cache line of `p` in exclusive state, ahead of a write (PREFETCHW: a no-op on x86
+// cores without it, which decode it as a hint).
+inline void prefetch_for_write(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1);
+#endif
+}
+
 // Locks `mutex`, first trying `spins` times with a pause between tries (0: lock at once). Worth it
 // only while the holder has a core of its own, so it lets go within the spin.
 inline std::unique_lock<std::mutex> lock_spinning(std::mutex& mutex, int spins) {

@@ -48,7 +48,7 @@ World::~World() {
   runnable_.clear();
   for (const auto& weak : comms_) {
     if (const auto comm = weak.lock()) {
-      comm->gathering.ops.clear();
+      comm->gathering.clear();
       comm->unmatched_sends.clear();
       comm->unmatched_recvs.clear();
     }
@@ -114,7 +114,7 @@ std::unique_lock<std::mutex> World::lock_fabric() {
 }
 
 std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
-                                           Call call) {
+                                           Call&& call) {
   std::unique_lock<std::mutex> lock;
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   if (locked_) {
@@ -130,12 +130,16 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   Arrival arrival;
   {
     std::lock_guard gate(comm->gathering.gate);
-    // Sorted by sequence number: a new one is created only by the first rank to post it, after
-    // every lower one.
-    auto& ops = comm->gathering.ops;
-    auto slot = std::lower_bound(ops.begin(), ops.end(), seq,
-                                 [](const auto& entry, std::uint64_t s) { return entry.first < s; });
-    if (slot == ops.end() || slot->first != seq) {
+    std::shared_ptr<Op>* held = comm->gathering.find(seq);
+    if (held) {
+      // Ask for the lines this arrival writes in exclusive state at once (another rank last
+      // wrote them, and waiters poll the state line): one transfer each instead of two; and for
+      // the call it is checked against, at the same time.
+      const auto g = static_cast<std::size_t>(group_rank);
+      prefetch_for_write(&(*held)->state);
+      prefetch_for_write(&(*held)->calls[g]);
+      __builtin_prefetch(&(*held)->calls[g == 0 ? 1 : 0]);
+    } else {
       auto fresh = std::move(spare);
       if (fresh->comm != comm) fresh->comm = comm;  // a recycled op often served this one
       if (trace_) fresh->id = next_op_id_++;        // (only traces use ids; under the lock)
@@ -143,24 +147,32 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
       const std::span<const int> members = comm->members;  // a view: the op holds the communicator
       if (fresh->participants.data() != members.data() || fresh->participants.size() != n)
         fresh->participants = members;
-      slot = ops.emplace(slot, seq, std::move(fresh));
+      held = &comm->gathering.add(seq, std::move(fresh));
     }
     // The last arrival takes the gathering's reference instead of sharing it (one less count
     // change on a control block every participant touches).
-    if (slot->second->arrived.count() + 1 == n) {
-      op = std::move(slot->second);
-      ops.erase(slot);
-    } else {
-      op = slot->second;
-    }
+    if ((*held)->arrived.count() + 1 == n)
+      op = comm->gathering.remove(seq);
+    else
+      op = *held;
     arrival = register_arrival(*op, static_cast<std::size_t>(group_rank), std::move(call));
+    // The last arrival completes a small op before leaving the gate, while the op's state line
+    // is still its own (waiters poll it); waking anyone waits until after (lock order).
+    if (arrival.kind == Arrival::Kind::all_arrived && !locked_ &&
+        op->calls.front().kind != OpKind::split) {
+      if (!run_inline(*op))
+        arrival.kind = Arrival::Kind::planned;
+      else
+        arrival.kind = mark_done(*op) ? Arrival::Kind::completed : Arrival::Kind::waiting;
+    }
   }
   settle(op, static_cast<std::size_t>(group_rank), std::move(arrival), locked_);
   if (locked_) yield(lock, rank);
   return op;
 }
 
-std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call call) {
+std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank,
+                                    Call&& call) {
   auto lock = lock_fabric();
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   apply_faults(lock, rank, call);
@@ -194,8 +206,8 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
 // Records participant `index`'s call and judges the op from what has arrived so far. Called
 // under the op's guard (the gate for a collective, the fabric's lock for p2p); the verdict is
 // acted on by settle() after leaving the gate.
-World::Arrival World::register_arrival(Op& op, std::size_t index, Call call) {
-  op.calls[index] = std::move(call);
+World::Arrival World::register_arrival(Op& op, std::size_t index, Call&& call) {
+  op.calls[index].take(std::move(call));
   op.arrived.mark(index);
   const auto s = op.state.load();
   if (s == Op::State::failing || s == Op::State::failed) return {Arrival::Kind::joined_failed, {}};
@@ -232,6 +244,12 @@ void World::settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arr
     case Arrival::Kind::all_arrived:
       on_all_arrived(op, locked);
       return;
+    case Arrival::Kind::completed:
+      wake(*op, locked);
+      return;
+    case Arrival::Kind::planned:
+      publish_chunks(op, locked);
+      return;
   }
 }
 
@@ -247,17 +265,29 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
     if (!locked) lock = lock_fabric();
     op->new_comm = make_comm(name + "}", std::move(members));
   }
-  Plan plan = make_plan(*op);
-  // One rank runs at a time in deterministic mode, and a small op is over sooner than waiters
-  // could claim its chunk: the arriving rank moves all the data.
-  const std::size_t bytes = first.count * dtype_size(first.dtype) * op->calls.size();
+  if (run_inline(*op))
+    complete(*op, locked);
+  else
+    publish_chunks(op, locked);
+}
+
+// One rank runs at a time in deterministic mode, and a small op is over sooner than waiters
+// could claim its chunk: the arriving rank moves all the data. Returns false, with op.plan set,
+// for an op whose chunks every waiting rank may run.
+bool World::run_inline(Op& op) {
+  const Call& first = op.calls.front();
+  Plan plan = make_plan(op);
+  const std::size_t bytes = first.count * dtype_size(first.dtype) * op.calls.size();
   const bool small = plan.chunks == 1 && bytes <= inline_bytes;
   if (plan.chunks == 0 || deterministic() || small) {
-    for (std::size_t c = 0; c < plan.chunks; ++c) plan.run(*op, c);
-    complete(*op, locked);
-    return;
+    for (std::size_t c = 0; c < plan.chunks; ++c) plan.run(op, c);
+    return true;
   }
-  op->plan = std::move(plan);
+  op.plan = std::move(plan);
+  return false;
+}
+
+void World::publish_chunks(const std::shared_ptr<Op>& op, bool locked) {
   auto s = Op::State::gathering;
   if (!op->state.compare_exchange_strong(s, Op::State::ready)) return;  // failed meanwhile
   std::unique_lock<std::mutex> lock;
@@ -279,11 +309,16 @@ void World::fail(Op& op, std::exception_ptr error, bool locked) {
   wake(op, locked);
 }
 
-void World::complete(Op& op, bool locked) {
+bool World::mark_done(Op& op) {
   auto s = op.state.load();
   do {
-    if (s != Op::State::gathering && s != Op::State::ready) return;  // failed meanwhile
+    if (s != Op::State::gathering && s != Op::State::ready) return false;  // failed meanwhile
   } while (!op.state.compare_exchange_weak(s, Op::State::done));
+  return true;
+}
+
+void World::complete(Op& op, bool locked) {
+  if (!mark_done(op)) return;
   if (trace_) trace_->record_op(op, now_us(), "ok");
   wake(op, locked);
 }
@@ -357,7 +392,7 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
     if (!comm) continue;
     {
       std::lock_guard gate(comm->gathering.gate);
-      for (const auto& [seq, op] : comm->gathering.ops) visit(op);
+      comm->gathering.for_each(visit);
     }
     for (const auto& [key, queue] : comm->unmatched_sends)
       for (const auto& op : queue) visit(op);

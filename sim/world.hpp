@@ -42,9 +42,10 @@ class World {
   // Called first on each rank thread (deterministic mode: waits for the baton).
   void enter(int rank);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.
-  std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank, Call call);
+  std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
+                                      Call&& call);
   // Posts a send (call.root = dst) or recv (call.root = src) of `group_rank` on `comm`.
-  std::shared_ptr<Op> post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call call);
+  std::shared_ptr<Op> post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call&& call);
 
   // Blocks global rank `rank` until `op` completes; rethrows the op's error.
   void wait(int rank, const std::shared_ptr<Op>& op);
@@ -81,7 +82,9 @@ class World {
 
   // What an arrival found (under the communicator's gate), to act on after leaving the gate.
   struct Arrival {
-    enum class Kind { waiting, joined_failed, all_arrived, fail } kind = Kind::waiting;
+    // completed/planned: the last arrival ran (or planned) the op under the gate.
+    enum class Kind { waiting, joined_failed, all_arrived, fail, completed, planned } kind =
+        Kind::waiting;
     std::exception_ptr error;  // Kind::fail
   };
 
@@ -94,10 +97,13 @@ class World {
   void apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call);
   // `locked`: whether the caller holds the fabric's lock (always in locked_ mode and for p2p;
   // a collective posted in the lock-free mode does not).
-  Arrival register_arrival(Op& op, std::size_t index, Call call);
+  Arrival register_arrival(Op& op, std::size_t index, Call&& call);
   void settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arrival, bool locked);
   std::exception_ptr unreachable_error(const Op& op) const;
   void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
+  bool run_inline(Op& op);
+  void publish_chunks(const std::shared_ptr<Op>& op, bool locked);
+  bool mark_done(Op& op);
   void fail(Op& op, std::exception_ptr error, bool locked);
   void complete(Op& op, bool locked);
   void wake(const Op& op, bool locked);
