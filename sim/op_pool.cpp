@@ -72,9 +72,13 @@ struct ShelveOp {
     release_references(*op);
     if (binding.common == taker->common.get()) {  // a rank thread of this pool
       auto& own = binding.own->ops;
-      if (own.size() < capacity) own.push_back(std::move(op));
-      return;
+      if (own.size() < capacity) {
+        own.push_back(std::move(op));
+        return;
+      }
     }
+    // Full shelves overflow to the common one, which ranks whose own is empty take from: one rank
+    // may let go of most ops while another takes most.
     std::lock_guard lock(taker->common->mutex);
     if (taker->common->ops.size() < capacity) taker->common->ops.push_back(std::move(op));
   }

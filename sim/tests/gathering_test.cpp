@@ -1,0 +1,137 @@
+// The lock-free posting of collectives (world.cpp): a communicator's gathering ops, and the races
+// between ranks arriving through the gate, ranks finishing, failing and blocking, repeated so
+// that the interleavings the OS picks vary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "dist/dist.hpp"
+#include "dist/sim.hpp"
+#include "sim/comm.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using dist::sim::RunError;
+
+dist::sim::Cluster world(int n) { return {.nodes = 1, .ranks_per_node = n}; }
+
+// The code of the RunError `fn` raises on `cluster`, or nullopt when the run succeeds.
+template <class F> std::optional<dist::ErrorCode> failure_code(const dist::sim::Cluster& cluster, F fn) {
+  try {
+    dist::sim::run(cluster, fn);
+  } catch (const RunError& e) {
+    return e.code();
+  }
+  return std::nullopt;
+}
+
+TEST(Gathering, HoldsConsecutiveOpsWithTheLowestFirst) {
+  dist::sim::Gathering g;
+  EXPECT_TRUE(g.empty());
+  EXPECT_EQ(g.find(1), nullptr);
+  std::vector<std::shared_ptr<dist::sim::Op>> ops;
+  for (int i = 0; i < 3; ++i) ops.push_back(std::make_shared<dist::sim::Op>());
+  g.add(5, ops[0]);
+  g.add(6, ops[1]);
+  g.add(7, ops[2]);
+  EXPECT_FALSE(g.empty());
+  EXPECT_EQ(g.find(4), nullptr);
+  EXPECT_EQ(g.find(8), nullptr);
+  for (std::uint64_t seq = 5; seq <= 7; ++seq) {
+    ASSERT_NE(g.find(seq), nullptr) << seq;
+    EXPECT_EQ(g.find(seq)->get(), ops[seq - 5].get()) << seq;
+  }
+  std::vector<const dist::sim::Op*> order;
+  g.for_each([&](const std::shared_ptr<dist::sim::Op>& op) { order.push_back(op.get()); });
+  EXPECT_EQ(order, (std::vector<const dist::sim::Op*>{ops[0].get(), ops[1].get(), ops[2].get()}));
+  // Removing the lowest promotes the next; the others keep their numbers.
+  EXPECT_EQ(g.remove(5).get(), ops[0].get());
+  EXPECT_EQ(g.find(5), nullptr);
+  EXPECT_EQ(g.find(6)->get(), ops[1].get());
+  EXPECT_EQ(g.find(7)->get(), ops[2].get());
+  g.add(8, ops[0]);
+  EXPECT_EQ(g.find(8)->get(), ops[0].get());
+  EXPECT_EQ(g.remove(6).get(), ops[1].get());
+  EXPECT_EQ(g.remove(7).get(), ops[2].get());
+  EXPECT_EQ(g.remove(8).get(), ops[0].get());
+  EXPECT_TRUE(g.empty());
+  g.add(9, ops[1]);  // empty again: the next number starts a new run
+  EXPECT_EQ(g.find(9)->get(), ops[1].get());
+  g.clear();
+  EXPECT_TRUE(g.empty());
+}
+
+TEST(LockFreePosting, RacingDifferentCollectivesAreADesyncEveryTime) {
+  for (int run = 0; run < 200; ++run) {
+    const auto code = failure_code(world(2), [] {
+      std::vector<float> v(2, 1.0f);
+      if (dist::get_rank() == 0)
+        dist::all_reduce(v);
+      else
+        dist::broadcast(v, 0);
+    });
+    ASSERT_EQ(code, dist::ErrorCode::desync) << "run " << run;
+  }
+}
+
+TEST(LockFreePosting, ARankReturningAsItsPeerArrivesIsAlwaysCaught) {
+  // Rank 1 finishes while rank 0 posts: either the arrival sees it finished or its finish sees
+  // the arrival; never neither (a hang until the timeout).
+  auto cluster = world(2);
+  cluster.timeout = std::chrono::seconds(20);
+  const auto start = Clock::now();
+  for (int run = 0; run < 200; ++run) {
+    const auto code = failure_code(cluster, [] {
+      if (dist::get_rank() == 0) dist::barrier();
+    });
+    ASSERT_EQ(code, dist::ErrorCode::deadlock) << "run " << run;
+  }
+  EXPECT_LT(Clock::now() - start, cluster.timeout) << "a run waited for its deadline";
+}
+
+TEST(LockFreePosting, AThrowingRankFailsItsPeersWhereverItStops) {
+  for (int run = 0; run < 60; ++run) {
+    const int n = 2 + run % 3;
+    const int thrower = run % n;
+    const int calls_before = run % 7;
+    const auto code = failure_code(world(n), [&] {
+      std::vector<int> v(3, 1);
+      for (int i = 0; i < 12; ++i) {
+        if (dist::get_rank() == thrower && i == calls_before) throw std::runtime_error("boom");
+        if (i % 2) dist::all_reduce(v); else dist::barrier();
+      }
+    });
+    ASSERT_EQ(code, dist::ErrorCode::rank_failure) << "run " << run;
+  }
+}
+
+TEST(LockFreePosting, BlockedRanksAreWokenWithoutWaitingForTheirDeadline) {
+  // 32 ranks on a few cores block at once in every wait: a completion that missed a blocked
+  // rank's flag would leave it asleep until its deadline.
+  constexpr int n = 32;
+  auto cluster = world(n);
+  cluster.timeout = std::chrono::seconds(30);
+  const auto start = Clock::now();
+  const auto sums = dist::sim::run(cluster, [] {
+    std::vector<long> v(1, dist::get_rank());
+    long total = 0;
+    for (int i = 0; i < 300; ++i) {
+      dist::barrier();
+      v[0] = dist::get_rank() + i;
+      dist::all_reduce(v);
+      total += v[0];
+    }
+    return total;
+  });
+  EXPECT_LT(Clock::now() - start, cluster.timeout) << "a wait ran to its deadline: a lost wake-up";
+  long expected = 0;
+  for (int i = 0; i < 300; ++i) expected += n * (n - 1) / 2 + n * i;  // sum of (rank + i)
+  for (long s : sums) EXPECT_EQ(s, expected);
+}
+
+}  // namespace
