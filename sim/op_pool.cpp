@@ -6,6 +6,7 @@
 
 #include "sim/spin.hpp"
 
+#include <array>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -34,6 +35,12 @@ struct Binding {
   std::size_t rank = 0;
 };
 thread_local Binding binding;
+// A rank thread's retired ops (OpPool::retire); let go of when the thread ends at the latest.
+struct Retired {
+  std::array<std::shared_ptr<Op>, 4> ops;
+  std::size_t next = 0;
+};
+thread_local Retired retired;
 
 // Drops what a let-go op refers to (its split's communicator, error and plan). Done before the
 // shelf's lock is taken: dropping a communicator may let go of further ops. Its own
@@ -84,6 +91,17 @@ struct ShelveOp {
   }
 };
 }  // namespace
+
+void OpPool::retire(std::shared_ptr<Op>&& op) {
+  if (!binding.own) return;  // not a rank thread: `op` is let go of by the caller
+  auto& slot = retired.ops[retired.next];
+  retired.next = (retired.next + 1) % retired.ops.size();
+  slot = std::move(op);  // lets go of the oldest when no wait came since
+}
+
+void OpPool::release_retired() {
+  for (auto& op : retired.ops) op.reset();
+}
 
 OpPool::OpPool(int ranks) {
   const auto common = std::make_shared<Shelf>();

@@ -22,6 +22,13 @@ class OpPool {
   // (kept while the pool has room and is alive, else deleted).
   std::shared_ptr<Op> take(std::size_t participants);
 
+  // Keeps a completed op a rank thread is done with (its Work went away) instead of letting go of
+  // it at once: letting go changes a count the op's other participants changed last, a cache
+  // miss, and release_retired() does that while the rank waits anyway. Any other thread lets go
+  // at once.
+  static void retire(std::shared_ptr<Op>&& op);
+  static void release_retired();
+
   struct Shelf;      // the ops let go of by unbound threads, and their lock (op_pool.cpp)
   struct RankShelf;  // one rank's (op_pool.cpp)
 

@@ -2,6 +2,7 @@
 #include "sim/sim_backend.hpp"
 
 #include "core/work_state.hpp"
+#include "sim/op_pool.hpp"
 
 namespace dist::sim {
 
@@ -10,6 +11,11 @@ class SimWork final : public dist::detail::WorkState {
  public:
   SimWork(World& world, int rank, std::shared_ptr<Op> op)
       : world_(world), rank_(rank), op_(std::move(op)) {}
+  SimWork(const SimWork&) = delete;
+  SimWork& operator=(const SimWork&) = delete;
+  ~SimWork() override {
+    if (op_->state.load(std::memory_order_acquire) == Op::State::done) OpPool::retire(std::move(op_));
+  }
   void wait() override { world_.wait(rank_, op_); }
   bool is_completed() override { return world_.test(rank_, op_); }
 

@@ -129,6 +129,7 @@ bool World::poll_and_yield(Op& op) {
 
 void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
   if (poll(*op) == Poll::finished) return;
+  OpPool::release_retired();  // while the others are still coming
   if ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op)) return;
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   auto lock = lock_fabric();
