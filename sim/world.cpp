@@ -19,6 +19,15 @@ constexpr std::size_t inline_bytes = 16 * 1024;
 // two ranks posting the same small op contend for it on every call.
 constexpr int lock_spins = 200;
 
+// Moves op from gathering or ready (still open) to `to`; false when another rank closed it first.
+bool close_op(Op& op, Op::State to) {
+  auto s = op.state.load();
+  do {
+    if (s != Op::State::gathering && s != Op::State::ready) return false;
+  } while (!op.state.compare_exchange_weak(s, to));
+  return true;
+}
+
 std::vector<int> iota_ranks(int begin, int count) {
   std::vector<int> out(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = begin + i;
@@ -163,7 +172,8 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
       if (!run_inline(*op))
         arrival.kind = Arrival::Kind::planned;
       else
-        arrival.kind = mark_done(*op) ? Arrival::Kind::completed : Arrival::Kind::waiting;
+        arrival.kind =
+            close_op(*op, Op::State::done) ? Arrival::Kind::completed : Arrival::Kind::waiting;
     }
   }
   settle(op, static_cast<std::size_t>(group_rank), std::move(arrival), locked_);
@@ -299,26 +309,15 @@ void World::publish_chunks(const std::shared_ptr<Op>& op, bool locked) {
 // Moves op from gathering or ready to failed with `error`, once: a second failer, or one that
 // comes after completion, changes nothing.
 void World::fail(Op& op, std::exception_ptr error, bool locked) {
-  auto s = op.state.load();
-  do {
-    if (s != Op::State::gathering && s != Op::State::ready) return;
-  } while (!op.state.compare_exchange_weak(s, Op::State::failing));
+  if (!close_op(op, Op::State::failing)) return;
   op.error = std::move(error);
   op.state.store(Op::State::failed);
   if (trace_) trace_->record_op(op, now_us(), outcome_of(op.error));
   wake(op, locked);
 }
 
-bool World::mark_done(Op& op) {
-  auto s = op.state.load();
-  do {
-    if (s != Op::State::gathering && s != Op::State::ready) return false;  // failed meanwhile
-  } while (!op.state.compare_exchange_weak(s, Op::State::done));
-  return true;
-}
-
 void World::complete(Op& op, bool locked) {
-  if (!mark_done(op)) return;
+  if (!close_op(op, Op::State::done)) return;  // failed meanwhile
   if (trace_) trace_->record_op(op, now_us(), "ok");
   wake(op, locked);
 }

@@ -103,7 +103,6 @@ class World {
   void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
   bool run_inline(Op& op);
   void publish_chunks(const std::shared_ptr<Op>& op, bool locked);
-  bool mark_done(Op& op);
   void fail(Op& op, std::exception_ptr error, bool locked);
   void complete(Op& op, bool locked);
   void wake(const Op& op, bool locked);
