@@ -1,7 +1,6 @@
 // The tensor collectives on every backend, world size and message size, in place and out of place
 // where the API has both. Sizes follow nccl-tests: the bytes of the largest buffer of the call.
 #include <map>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -21,48 +20,52 @@ struct CollectiveSpec {
   void (*call)(RankBuffers& b, int rank, int n, std::size_t count);
 };
 
-std::span<float> head(std::vector<float>& v, std::size_t count) { return {v.data(), count}; }
-std::span<float> chunk(std::vector<float>& v, int index, std::size_t count) {
-  return {v.data() + static_cast<std::size_t>(index) * count, count};
-}
+// Each call is the public API's blocking form: the erased call it makes on its buffers, then
+// wait(); here on buffer references, so the same table runs on host and on device buffers.
+std::size_t all(int n, std::size_t c) { return c * static_cast<std::size_t>(n); }  // n chunks
+std::size_t at(int rank, std::size_t c) { return static_cast<std::size_t>(rank) * c; }
+const Group whole_world{};
 
 const std::vector<CollectiveSpec>& collectives() {
   static const std::vector<CollectiveSpec> specs = {
       {"all_reduce", "all_reduce", false,
-       [](RankBuffers& b, int, int, std::size_t c) { dist::all_reduce(head(b.in, c)); }},
+       [](RankBuffers& b, int, int, std::size_t c) {
+         detail::all_reduce(b.in_ref(0, c), ReduceOp::sum, whole_world).wait();
+       }},
       {"broadcast", "broadcast", false,
-       [](RankBuffers& b, int, int, std::size_t c) { dist::broadcast(head(b.in, c), 0); }},
+       [](RankBuffers& b, int, int, std::size_t c) { detail::broadcast(b.in_ref(0, c), 0, whole_world).wait(); }},
       {"reduce", "reduce", false,
-       [](RankBuffers& b, int, int, std::size_t c) { dist::reduce(head(b.in, c), 0); }},
+       [](RankBuffers& b, int, int, std::size_t c) {
+         detail::reduce(b.in_ref(0, c), 0, ReduceOp::sum, whole_world).wait();
+       }},
       {"all_gather", "all_gather", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         dist::all_gather_async(head(b.out, c * static_cast<std::size_t>(n)), head(b.in, c)).wait();
+         detail::all_gather(b.in_ref(0, c), b.out_ref(0, all(n, c)), whole_world).wait();
        }},
       {"all_gather", "all_gather_inplace", true,
        [](RankBuffers& b, int rank, int n, std::size_t c) {
-         auto out = head(b.out, c * static_cast<std::size_t>(n));
-         dist::all_gather_async(out, chunk(b.out, rank, c)).wait();
+         detail::all_gather(b.out_ref(at(rank, c), c), b.out_ref(0, all(n, c)), whole_world).wait();
        }},
       {"reduce_scatter", "reduce_scatter", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         dist::reduce_scatter(head(b.out, c), head(b.in, c * static_cast<std::size_t>(n)));
+         detail::reduce_scatter(b.out_ref(0, c), b.in_ref(0, all(n, c)), ReduceOp::sum, whole_world).wait();
        }},
       {"reduce_scatter", "reduce_scatter_inplace", true,
        [](RankBuffers& b, int rank, int n, std::size_t c) {
-         dist::reduce_scatter(chunk(b.in, rank, c), head(b.in, c * static_cast<std::size_t>(n)));
+         detail::reduce_scatter(b.in_ref(at(rank, c), c), b.in_ref(0, all(n, c)), ReduceOp::sum, whole_world)
+             .wait();
        }},
       {"gather", "gather", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         dist::gather_async(head(b.out, c * static_cast<std::size_t>(n)), head(b.in, c), 0).wait();
+         detail::gather(b.in_ref(0, c), b.out_ref(0, all(n, c)), 0, whole_world).wait();
        }},
       {"scatter", "scatter", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         dist::scatter(head(b.out, c), head(b.in, c * static_cast<std::size_t>(n)), 0);
+         detail::scatter(b.out_ref(0, c), b.in_ref(0, all(n, c)), 0, whole_world).wait();
        }},
       {"all_to_all", "all_to_all", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         const std::size_t total = c * static_cast<std::size_t>(n);
-         dist::all_to_all(head(b.out, total), head(b.in, total));
+         detail::all_to_all(b.out_ref(0, all(n, c)), b.in_ref(0, all(n, c)), whole_world).wait();
        }},
   };
   return specs;
@@ -97,11 +100,13 @@ void register_collective(Backend backend, int n, const CollectiveSpec& spec, std
 void register_collectives(Backend backend) {
   std::vector<int> ns = world_sizes();
   if (backend == Backend::gloo && profile() == Profile::smoke) ns = {2, 4};
+  if (backend == Backend::nccl) std::erase_if(ns, [](int n) { return !nccl_unavailable(n).empty(); });
   for (int n : ns)
     for (const auto& spec : collectives())
       for (std::size_t bytes : sizes_for(spec)) {
         register_collective(backend, n, spec, bytes);
-        if (backend == Backend::gloo && spec.label == spec.name) register_raw_twin(spec.name, n, bytes);
+        if (backend == Backend::gloo && spec.label == spec.name)
+          register_raw_twin(spec.name, n, bytes, spec.call);
       }
 }
 

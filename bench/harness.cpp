@@ -9,8 +9,10 @@
 #include <stdexcept>
 
 #include "bench/batch_size.hpp"
+#include "bench/register.hpp"
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
+#include "real/nccl/world.hpp"
 #include "real/testing.hpp"
 
 namespace dist::bench {
@@ -54,8 +56,9 @@ class StartLine {
 std::string running_benchmark;
 std::map<std::string, int> batch_sizes;
 
-// The two most recently used worlds (ours and its baseline stay up while they alternate).
-std::vector<std::unique_ptr<BenchWorld>> live_worlds;
+// The world in use. One at a time: an idle world's threads and buffers stay out of the next
+// world's timings (a gloo world's raw Gloo baseline lives in the same world).
+std::unique_ptr<BenchWorld> live_world;
 }  // namespace
 
 Profile profile() { return current_profile; }
@@ -74,11 +77,16 @@ double min_time_s() {
   return current_profile == Profile::smoke ? 0.02 : 0.2;
 }
 
+double pair_min_time_s() {
+  if (std::getenv("DIST_BENCH_MIN_TIME")) return min_time_s();  // by hand: one time for all
+  return current_profile == Profile::smoke ? 0.3 : 1.0;
+}
+
 const char* backend_name(Backend b) {
   switch (b) {
     case Backend::sim: return "sim";
     case Backend::gloo: return "gloo";
-    case Backend::raw_gloo: return "raw_gloo";
+    case Backend::nccl: return "nccl";
   }
   return "?";
 }
@@ -87,31 +95,73 @@ const char* backend_name(Backend b) {
 bool gloo_available() { return true; }
 #else
 bool gloo_available() { return false; }
-void run_raw_gloo_ranks(int, std::chrono::milliseconds, const std::function<void(int)>&) {
-  throw std::runtime_error("bench: built without gloo");
+struct RawGlooRanks {};
+std::shared_ptr<RawGlooRanks> make_raw_gloo_ranks(int) { return nullptr; }
+void with_raw_gloo(RawGlooRanks*, int, const std::function<void()>& body) {
+  body();
 }
+void register_raw_twin(const std::string&, int, std::size_t, const RankCall&) {}
+void register_raw_barrier(int) {}
 #endif
+
+std::string nccl_unavailable(int n) {
+  if (std::string why = dist::real::nccl_unavailable_reason(); !why.empty()) return why;
+  const int gpus = dist::real::nccl_device_count();
+  if (gpus < n)
+    return std::to_string(n) + " ranks need " + std::to_string(n) + " GPUs (one per rank; NCCL " +
+           "refuses two ranks on one GPU), found " + std::to_string(gpus);
+  return "";
+}
 
 void RankBuffers::reserve(std::size_t in_count, std::size_t out_count, int rank) {
   const float value = static_cast<float>(rank + 1);
-  if (in.size() < in_count) in.assign(in_count, value);
-  if (out.size() < out_count) out.assign(out_count, 0.0f);
+  if (device.is_cpu()) {
+    if (in.size() < in_count) in.assign(in_count, value);
+    if (out.size() < out_count) out.assign(out_count, 0.0f);
+    return;
+  }
+  const auto elements = [](std::size_t count) {
+    return std::vector<std::int64_t>{static_cast<std::int64_t>(std::max<std::size_t>(count, 1))};
+  };
+  if (device_in.numel() < in_count)
+    device_in = Tensor::from(std::vector<float>(in_count, value)).to(device);
+  if (device_out.numel() < out_count) device_out = Tensor::zeros(elements(out_count), DType::float32, device);
+}
+
+namespace {
+detail::BufferRef ref_of(std::vector<float>& host, Tensor& on_device, Device device,
+                         std::size_t offset, std::size_t count) {
+  float* base = device.is_cpu() ? host.data() : static_cast<float*>(on_device.data());
+  return {base + offset, count, DType::float32, device};
+}
+}  // namespace
+
+detail::BufferRef RankBuffers::in_ref(std::size_t offset, std::size_t count) {
+  return ref_of(in, device_in, device, offset, count);
+}
+detail::BufferRef RankBuffers::out_ref(std::size_t offset, std::size_t count) {
+  return ref_of(out, device_out, device, offset, count);
 }
 
 BenchWorld::BenchWorld(Backend backend, int n)
     : backend_(backend), n_(n), buffers_(static_cast<std::size_t>(n)),
+      raw_gloo_(backend == Backend::gloo ? make_raw_gloo_ranks(n) : nullptr),
       errors_(static_cast<std::size_t>(n)) {
+  if (backend == Backend::nccl)
+    for (int rank = 0; rank < n; ++rank) buffers_[static_cast<std::size_t>(rank)].device = Device::cuda(rank);
   launcher_ = std::thread([this] {
     try {
       if (backend_ == Backend::sim) {
         dist::sim::Cluster cluster{.nodes = 1, .ranks_per_node = n_};
         cluster.timeout = rank_timeout;
         dist::sim::run(cluster, [this] { rank_loop(dist::get_rank()); });
-      } else if (backend_ == Backend::raw_gloo) {
-        run_raw_gloo_ranks(n_, rank_timeout, [this](int rank) { rank_loop(rank); });
-      } else {
-        dist::real::run_ranks_or_throw(dist::Backend::gloo, n_, rank_timeout,
+      } else if (backend_ == Backend::nccl) {
+        dist::real::run_ranks_or_throw(dist::Backend::nccl, n_, rank_timeout,
                                        [this](int rank) { rank_loop(rank); });
+      } else {
+        dist::real::run_ranks_or_throw(dist::Backend::gloo, n_, rank_timeout, [this](int rank) {
+          with_raw_gloo(raw_gloo_.get(), rank, [&] { rank_loop(rank); });
+        });
       }
     } catch (...) {
       std::lock_guard lock(mutex_);
@@ -214,19 +264,14 @@ void settle(BenchWorld& world) {
 }  // namespace
 
 BenchWorld& world_for(Backend backend, int n) {
-  for (std::size_t i = 0; i < live_worlds.size(); ++i)
-    if (live_worlds[i]->backend() == backend && live_worlds[i]->size() == n) {
-      std::rotate(live_worlds.begin() + static_cast<std::ptrdiff_t>(i),
-                  live_worlds.begin() + static_cast<std::ptrdiff_t>(i) + 1, live_worlds.end());
-      return *live_worlds.back();
-    }
-  if (live_worlds.size() >= 2) live_worlds.erase(live_worlds.begin());  // threads, buffers go first
-  live_worlds.push_back(std::make_unique<BenchWorld>(backend, n));
-  settle(*live_worlds.back());
-  return *live_worlds.back();
+  if (live_world && live_world->backend() == backend && live_world->size() == n) return *live_world;
+  live_world.reset();  // its threads and buffers go first
+  live_world = std::make_unique<BenchWorld>(backend, n);
+  settle(*live_world);
+  return *live_world;
 }
 
-void close_worlds() { live_worlds.clear(); }
+void close_worlds() { live_world.reset(); }
 
 void set_running_benchmark(const std::string& name) { running_benchmark = name; }
 
@@ -237,15 +282,63 @@ double bus_factor(const std::string& op, int n) {
   return (r - 1) / r;  // all_gather, reduce_scatter, gather, scatter, all_to_all (nccl-tests)
 }
 
+namespace {
+constexpr double batch_target_s = 2e-3;
+constexpr int max_pair_reps = 2;
+
+// The batch size of the running benchmark: sized on its first run, reused by its repetitions.
+int batch_for(BenchWorld& world, const std::function<void(int)>& op) {
+  auto [sized, fresh] = batch_sizes.try_emplace(running_benchmark, 0);
+  if (fresh) sized->second = batch_size([&](int r) { return world.time_batch(op, r); }, batch_target_s);
+  return sized->second;
+}
+
+void set_counters(benchmark::State& state, int ranks, std::int64_t calls, double total,
+                  double bytes, const std::string& op_name) {
+  const double per_call = calls > 0 ? total / static_cast<double>(calls) : 0;
+  state.counters["ranks"] = ranks;
+  state.counters["calls"] = static_cast<double>(calls);
+  if (bytes > 0 && per_call > 0) {
+    const double algbw = bytes / per_call / 1e9;
+    state.counters["algbw"] = algbw;
+    state.counters["busbw"] = algbw * bus_factor(op_name, ranks);
+    state.counters["bytes"] = bytes;
+  }
+}
+}  // namespace
+
+BenchWorld::PairTimes BenchWorld::time_alternating(const std::function<void(int)>& op,
+                                                   const std::function<void(int)>& base, int reps,
+                                                   bool base_first) {
+  StartLine line(n_);
+  std::vector<PairTimes> spent(static_cast<std::size_t>(n_));
+  run([&](int rank) {
+    PairTimes& mine = spent[static_cast<std::size_t>(rank)];
+    line.arrive();
+    // Untimed: the first call after the start line also waits for the ranks still arriving.
+    (base_first ? base : op)(rank);
+    auto t0 = Clock::now();
+    for (int i = 0; i < 2 * reps; ++i) {
+      // ours, base, base, ours, ours, base, ... (or the other way round from base_first)
+      const bool ours = ((i % 2 == 0) == (i % 4 < 2)) != base_first;
+      (ours ? op : base)(rank);
+      const auto t1 = Clock::now();
+      (ours ? mine.op_s : mine.base_s) += std::chrono::duration<double>(t1 - t0).count();
+      t0 = t1;
+    }
+  });
+  PairTimes slowest;
+  for (const auto& s : spent) {
+    slowest.op_s = std::max(slowest.op_s, s.op_s);
+    slowest.base_s = std::max(slowest.base_s, s.base_s);
+  }
+  return slowest;
+}
+
 void measure(benchmark::State& state, BenchWorld& world, const std::function<void(int)>& op,
              double bytes, const std::string& op_name) {
-  constexpr double batch_target_s = 2e-3;
   world.time_batch(op, 1);  // warm-up (first touch, connections; the world may be new)
-  auto [sized, fresh] = batch_sizes.try_emplace(running_benchmark, 0);
-  if (fresh) {
-    sized->second = batch_size([&](int r) { return world.time_batch(op, r); }, batch_target_s);
-  }
-  const int reps = sized->second;
+  const int reps = batch_for(world, op);
   double total = 0;
   std::int64_t calls = 0;
   // Each loop of KeepRunningBatch counts `reps` iterations and one batch's time, so Google
@@ -256,15 +349,34 @@ void measure(benchmark::State& state, BenchWorld& world, const std::function<voi
     total += t;
     calls += reps;
   }
-  const double per_call = calls > 0 ? total / static_cast<double>(calls) : 0;
-  state.counters["ranks"] = world.size();
-  state.counters["calls"] = static_cast<double>(calls);
-  if (bytes > 0 && per_call > 0) {
-    const double algbw = bytes / per_call / 1e9;
-    state.counters["algbw"] = algbw;
-    state.counters["busbw"] = algbw * bus_factor(op_name, world.size());
-    state.counters["bytes"] = bytes;
+  set_counters(state, world.size(), calls, total, bytes, op_name);
+}
+
+void measure_pair(benchmark::State& state, BenchWorld& world, const std::function<void(int)>& op,
+                  const std::function<void(int)>& base, double bytes, const std::string& op_name) {
+  world.time_alternating(op, base, 1, false);  // warm-up
+  // At most two calls of each per batch: the median needs many batches, and a size taken in a
+  // fast moment would otherwise leave 20 batches of a 3 ms barrier in 0.3 s.
+  const int reps = std::min(batch_for(world, op), max_pair_reps);
+  double total = 0, base_total = 0;
+  std::int64_t calls = 0;
+  std::vector<double> ratios;
+  while (state.KeepRunningBatch(reps)) {
+    const auto t = world.time_alternating(op, base, reps, ratios.size() % 2 == 1);
+    state.SetIterationTime(t.op_s);
+    total += t.op_s;
+    base_total += t.base_s;
+    calls += reps;
+    ratios.push_back(t.op_s / std::max(t.base_s, 1e-12));
   }
+  set_counters(state, world.size(), calls, total, bytes, op_name);
+  if (ratios.empty()) return;
+  const auto mid = ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2);
+  std::nth_element(ratios.begin(), mid, ratios.end());
+  state.counters["ratio"] = *mid;
+  state.counters["ratio_total"] = total / std::max(base_total, 1e-12);
+  state.counters["base_us"] = base_total / static_cast<double>(calls) * 1e6;
+  state.counters["pairs"] = static_cast<double>(ratios.size());
 }
 
 }  // namespace dist::bench

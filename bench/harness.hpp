@@ -16,6 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "dist/detail/erased.hpp"
+#include "dist/tensor.hpp"
+
 namespace dist::bench {
 
 enum class Profile { smoke, full };
@@ -27,22 +30,38 @@ std::vector<std::size_t> sizes();
 std::vector<int> world_sizes();
 // The minimum measured time per benchmark for the current profile.
 double min_time_s();
+// The minimum time of a paired benchmark (measure_pair): longer, as it is a ratio with a goal
+// of 10%.
+double pair_min_time_s();
 
 // The backends a world can run on: the simulated cluster, our gloo backend with ranks as
-// threads, or Gloo's own API without our layer (the baseline of the gloo backend).
-enum class Backend { sim, gloo, raw_gloo };
+// threads, or our nccl backend with ranks as threads, rank r on GPU r and its buffers in that
+// GPU's memory. Each rank of a gloo world also calls Gloo's own API on its backend's Gloo context
+// for the baseline: the same operation on the same connections, without our layer.
+enum class Backend { sim, gloo, nccl };
 const char* backend_name(Backend b);
 bool gloo_available();
-// Runs fn(rank) on n threads, each with a raw Gloo context connected over loopback TCP
-// (raw_gloo_bench.cpp); raw_gloo_context(rank) is that rank's context while fn runs.
-void run_raw_gloo_ranks(int n, std::chrono::milliseconds timeout,
-                        const std::function<void(int rank)>& fn);
+// Why nccl worlds of `n` ranks cannot run here ("" when they can): one GPU per rank.
+std::string nccl_unavailable(int n);
 
-// Per-rank scratch buffers kept across benchmarks so page faults are paid once.
+// The raw Gloo handles of a gloo world's ranks (raw_gloo_bench.cpp; empty without gloo).
+struct RawGlooRanks;
+std::shared_ptr<RawGlooRanks> make_raw_gloo_ranks(int n);
+// Takes `rank`'s Gloo context from its world backend, runs `body`, then lets go of it.
+void with_raw_gloo(RawGlooRanks* ranks, int rank, const std::function<void()>& body);
+
+// Per-rank scratch buffers kept across benchmarks so page faults are paid once: host vectors,
+// or (nccl worlds) tensors on the rank's GPU.
 struct RankBuffers {
   std::vector<float> in;
   std::vector<float> out;
+  Device device = Device::cpu();
+  Tensor device_in;
+  Tensor device_out;
   void reserve(std::size_t in_count, std::size_t out_count, int rank);
+  // `count` floats of in / out from element `offset`, wherever the buffers are.
+  detail::BufferRef in_ref(std::size_t offset, std::size_t count);
+  detail::BufferRef out_ref(std::size_t offset, std::size_t count);
 };
 
 // One world of `n` ranks on its own threads, waiting for jobs between benchmarks.
@@ -56,12 +75,22 @@ class BenchWorld {
   Backend backend() const { return backend_; }
   int size() const { return n_; }
   RankBuffers& buffers(int rank) { return buffers_[static_cast<std::size_t>(rank)]; }
+  RawGlooRanks* raw_gloo() { return raw_gloo_.get(); }  // gloo worlds only
 
   // Runs job(rank) on every rank and returns when all have finished; rethrows a rank's error.
   void run(const std::function<void(int rank)>& job);
   // Runs `reps` calls of op(rank) on every rank from a common start and returns the time of
   // the slowest rank, in seconds.
   double time_batch(const std::function<void(int rank)>& op, int reps);
+  // Runs `reps` calls each of op(rank) and base(rank) on every rank, alternating (op, base, base,
+  // op, op, base, ...; base first: the other way round), after one untimed call that absorbs the
+  // ranks' arrival at the start, and returns the time each rank spent in each, the slowest's.
+  struct PairTimes {
+    double op_s = 0;
+    double base_s = 0;
+  };
+  PairTimes time_alternating(const std::function<void(int rank)>& op,
+                             const std::function<void(int rank)>& base, int reps, bool base_first);
 
  private:
   void rank_loop(int rank);
@@ -69,6 +98,7 @@ class BenchWorld {
   Backend backend_;
   int n_;
   std::vector<RankBuffers> buffers_;
+  std::shared_ptr<RawGlooRanks> raw_gloo_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::uint64_t generation_ = 0;
@@ -98,5 +128,14 @@ void set_running_benchmark(const std::string& name);
 // (GB/s) for `bytes` moved per call (0: no bandwidth counters).
 void measure(benchmark::State& state, BenchWorld& world, const std::function<void(int)>& op,
              double bytes, const std::string& op_name);
+
+// Times `op` against the baseline's `base` on the same ranks, call by call alternating
+// (time_alternating), so that both meet the machine's fast and slow moments alike: on 2 cores a
+// 20 ms window of Gloo over loopback moves several-fold, far more than the 10% a ratio is judged
+// by. The manual time is `op`'s. Counters: base_us (the baseline's time per call), ratio (the
+// median over batches of op's time over the baseline's), ratio_total (the sums' ratio), pairs
+// (batches), and `op`'s bandwidth counters.
+void measure_pair(benchmark::State& state, BenchWorld& world, const std::function<void(int)>& op,
+                  const std::function<void(int)>& base, double bytes, const std::string& op_name);
 
 }  // namespace dist::bench

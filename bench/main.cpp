@@ -1,5 +1,6 @@
 // dist_bench: registers the suite for the chosen profile (--profile=smoke|full, or the
 // DIST_BENCH_PROFILE environment variable; smoke by default), runs it and closes the worlds.
+// nccl joins where there are at least two GPUs (one per rank), else a line says why not.
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -11,7 +12,8 @@
 
 namespace dist::bench {
 
-void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn) {
+void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
+                   double min_time) {
   benchmark::RegisterBenchmark(name.c_str(), [name, fn = std::move(fn)](benchmark::State& state) {
     set_running_benchmark(name);
     try {
@@ -23,7 +25,7 @@ void add_benchmark(const std::string& name, std::function<void(benchmark::State&
   })
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond)
-      ->MinTime(min_time_s());
+      ->MinTime(min_time > 0 ? min_time : min_time_s());
 }
 
 }  // namespace dist::bench
@@ -56,6 +58,11 @@ int main(int argc, char** argv) {
     register_collectives(Backend::gloo);
     register_helpers(Backend::gloo);
   }
+  // nccl: the collectives on worlds of 2, 4 and 8 ranks, as many as there are GPUs.
+  if (const std::string why = nccl_unavailable(2); why.empty())
+    register_collectives(Backend::nccl);
+  else
+    std::cerr << "dist_bench: nccl not benchmarked: " << why << "\n";
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("dist_profile", profile() == Profile::smoke ? "smoke" : "full");

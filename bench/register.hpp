@@ -11,15 +11,21 @@
 
 namespace dist::bench {
 
-// Registers `fn` as benchmark `name` with the suite's common settings.
-void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn);
+// Registers `fn` as benchmark `name` with the suite's common settings (min_time_s() unless
+// `min_time` is given).
+void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
+                   double min_time = 0);
 
 void register_collectives(Backend backend);  // collectives_bench.cpp
 void register_helpers(Backend backend);      // helpers_bench.cpp
-// raw_gloo_bench.cpp (gloo builds only): Gloo's own call for `op` (all_reduce, broadcast,
-// all_gather; others are ignored), registered right after ours so the two run close in time.
-void register_raw_twin(const std::string& op, int n, std::size_t bytes);
-void register_raw_barrier(int n);
+// raw_gloo_bench.cpp (gloo builds only; no-ops elsewhere): Gloo's own call for `op` (all_reduce,
+// broadcast, all_gather; others are ignored), registered right after ours, and the pair
+// `op/gloo_vs_raw/...` that alternates `ours` (the gloo backend's call, on rank buffers holding
+// `count` elements per rank or per chunk) with it (measure_pair); for all_reduce of 1 MiB also
+// the method's control, all_reduce/raw_vs_raw/..., raw Gloo paired with itself.
+using RankCall = std::function<void(RankBuffers& b, int rank, int n, std::size_t count)>;
+void register_raw_twin(const std::string& op, int n, std::size_t bytes, const RankCall& ours);
+void register_raw_barrier(int n);  // raw Gloo's barrier and barrier/gloo_vs_raw
 void register_memcpy();                      // memcpy_bench.cpp
 
 }  // namespace dist::bench

@@ -36,7 +36,7 @@ def median_entry(entries):
     b = dict(times[len(times) // 2])
     b["real_time"] = statistics.median(e["real_time"] for e in entries)
     b["cpu_time"] = statistics.median(e["cpu_time"] for e in entries)
-    for key in ("algbw", "busbw"):
+    for key in ("algbw", "busbw", "ratio", "ratio_total", "base_us"):
         if all(key in e for e in entries):
             b[key] = statistics.median(e[key] for e in entries)
     b["runs"] = len(entries)
@@ -120,6 +120,41 @@ def torch_rows(t, n):
           ">= 5x faster", None if r is None else r >= 5, note)
 
 
+def gloo_rows(t):
+    """Our gloo backend against the same Gloo call without our layer, from the paired benchmarks
+    (op/gloo_vs_raw/...: the same rank threads alternate the two call by call, so both meet the
+    machine's slow and fast moments alike): the median over batches of the time ratio, median
+    over repeated runs. Where no pair ran, the ratio of the two separate benchmarks' medians."""
+    for name in sorted(t.results):
+        m = re.match(r"(\w+)/(gloo|gloo_vs_raw)/(ranks:\d+.*)$", name)
+        if not m:
+            continue
+        op, kind, rest = m.groups()
+        target = f"gloo {op} {rest} / raw Gloo"
+        b = t.results[name]
+        if kind == "gloo_vs_raw" and "ratio" in b:
+            r = b["ratio"]
+            t.add(target, b["real_time"], fmt_us(b.get("base_us")), r, "<= 1.10", r <= 1.10,
+                  f"alternating calls, median of {int(b.get('pairs', 0))} batches; "
+                  f"ratio of sums {b.get('ratio_total', float('nan')):.2f}")
+        elif kind == "gloo" and f"{op}/gloo_vs_raw/{rest}" not in t.results \
+                and f"{op}/raw_gloo/{rest}" in t.results:
+            ratio_row(t, target, name, f"{op}/raw_gloo/{rest}", "<= 1.10", at_most=1.10,
+                      note="separate runs (no pair): medians")
+
+
+def control_rows(t):
+    """The paired method's control: raw Gloo alternating with itself must measure 1.00."""
+    for name in sorted(t.results):
+        m = re.match(r"(\w+)/raw_vs_raw/(ranks:\d+.*)$", name)
+        b = t.results[name]
+        if m and "ratio" in b:
+            r = b["ratio"]
+            t.add(f"[control] raw Gloo {m.group(1)} {m.group(2)} / itself", b["real_time"],
+                  fmt_us(b.get("base_us")), r, "1.00 +- 0.05", abs(r - 1) <= 0.05,
+                  "the pairing's own bias: gloo rows are trusted only when this is met")
+
+
 def targets(results):
     t = Table()
     t.results = results
@@ -137,11 +172,8 @@ def targets(results):
               "all_reduce/mpi/ranks:2/bytes:8", "<= 2", at_most=2)
     torch_rows(t, 2)
     torch_rows(t, 8)
-    for name in sorted(results):
-        m = re.match(r"(\w+)/gloo/(ranks:\d+.*)$", name)
-        if m and f"{m.group(1)}/raw_gloo/{m.group(2)}" in results:
-            ratio_row(t, f"gloo {m.group(1)} {m.group(2)} / raw Gloo", name,
-                      f"{m.group(1)}/raw_gloo/{m.group(2)}", "<= 1.10", at_most=1.10)
+    gloo_rows(t)
+    control_rows(t)
     for n in (2, 4):
         for size, label in ((8, "8 B"), (1 << 20, "1 MiB"), (mib64, "64 MiB")):
             ours = f"all_reduce/gloo/ranks:{n}/bytes:{size}"
@@ -159,8 +191,9 @@ def regressions(results, baseline_path, pct):
                 if b.get("run_type") != "aggregate"}
     worse = []
     for name, b in sorted(results.items()):
-        if re.search(r"/(mpi|raw_gloo|torch_gloo)/|^memcpy/", name):
-            continue  # a baseline, not our code: its change says how busy the machine was
+        if re.search(r"/(mpi|raw_gloo|torch_gloo|gloo_vs_raw|raw_vs_raw)/|^memcpy/", name):
+            continue  # a baseline, not our code: its change says how busy the machine was (pairs
+            # time our gloo again, which its own benchmark already checks)
         if name in base and base[name]["real_time"] > 0:
             change = 100.0 * (b["real_time"] / base[name]["real_time"] - 1)
             if change > pct:
@@ -185,7 +218,7 @@ def chart(results, path):
             series = {}
             for name, b in results.items():
                 m = re.match(rf"{op}/(\w+)/ranks:{n}/bytes:(\d+)$", name)
-                if m and "algbw" in b:
+                if m and "algbw" in b and not m.group(1).endswith("_vs_raw"):
                     busbw = b.get("busbw", b["algbw"])
                     series.setdefault(m.group(1), []).append((int(m.group(2)), busbw))
             for backend, points in sorted(series.items()):

@@ -44,6 +44,8 @@ class GlooBackend final : public core::Backend {
   dist::Backend kind() const override { return dist::Backend::gloo; }
   int rank() const override { return spec_.rank; }
   int size() const override { return static_cast<int>(spec_.global_ranks.size()); }
+  // The group's Gloo context (the benchmarks time Gloo's own calls on it, without our layer).
+  const std::shared_ptr<::gloo::Context>& gloo_context() const { return context_; }
 
   Work all_reduce(core::Buf data, ReduceOp op) override;
   Work broadcast(core::Buf data, int root) override;
