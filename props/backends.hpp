@@ -20,6 +20,9 @@
 #include "dist/sim.hpp"
 #include "dist/types.hpp"
 #ifdef DIST_PROPS_WITH_GLOO
+#include <rapidcheck.h>
+
+#include "real/nccl/world.hpp"
 #include "real/testing.hpp"
 #endif
 
@@ -130,6 +133,42 @@ struct SimBackend {
 static_assert(BackendUnderTest<SimBackend>);
 
 #ifdef DIST_PROPS_WITH_GLOO
+namespace detail {
+// fn on every rank of a `backend` world of ranks as threads in this process (real::run_ranks),
+// multi-node shapes with their local groups as init_dist would make them.
+template <class F>
+auto run_real_ranks(dist::Backend backend, std::string_view name, const WorldShape& shape, F&& fn) {
+  using R = decltype(fn());
+  std::vector<std::optional<R>> results(static_cast<std::size_t>(shape.size()));
+  const auto errors = dist::real::run_ranks(
+      backend, shape.size(), std::chrono::seconds(30),
+      [&](int rank) { results[static_cast<std::size_t>(rank)].emplace(fn()); },
+      shape.ranks_per_node);
+  std::vector<RankOutcome> outcomes;
+  std::string what = std::string(name) + " run on " + std::to_string(shape.size()) + " ranks failed:";
+  bool failed = false;
+  for (std::size_t r = 0; r < errors.size(); ++r) {
+    std::string message;
+    if (errors[r]) {
+      failed = true;
+      try {
+        std::rethrow_exception(errors[r]);
+      } catch (const std::exception& e) {
+        message = e.what();
+      } catch (...) {
+        message = "a non-standard exception";
+      }
+      what += "\n  rank " + std::to_string(r) + ": " + message;
+    }
+    outcomes.push_back(outcome_of(errors[r], message));
+  }
+  if (failed) throw RunFailure(what, std::move(outcomes));
+  std::vector<R> out;
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+}  // namespace detail
+
 // Gloo over TCP loopback, one thread per rank in this process, meeting through an in-memory
 // store; multi-node shapes get their local groups as init_dist would make them.
 struct GlooBackend {
@@ -142,43 +181,40 @@ struct GlooBackend {
 
   template <class F>
   static auto run(const WorldShape& shape, F&& fn) {
-    using R = decltype(fn());
-    std::vector<std::optional<R>> results(static_cast<std::size_t>(shape.size()));
-    const auto errors = dist::real::run_ranks(
-        dist::Backend::gloo, shape.size(), std::chrono::seconds(30),
-        [&](int rank) { results[static_cast<std::size_t>(rank)].emplace(fn()); },
-        shape.ranks_per_node);
-    std::vector<RankOutcome> outcomes;
-    std::string what = "gloo run on " + std::to_string(shape.size()) + " ranks failed:";
-    bool failed = false;
-    for (std::size_t r = 0; r < errors.size(); ++r) {
-      std::string message;
-      if (errors[r]) {
-        failed = true;
-        try {
-          std::rethrow_exception(errors[r]);
-        } catch (const std::exception& e) {
-          message = e.what();
-        } catch (...) {
-          message = "a non-standard exception";
-        }
-        what += "\n  rank " + std::to_string(r) + ": " + message;
-      }
-      outcomes.push_back(detail::outcome_of(errors[r], message));
-    }
-    if (failed) throw RunFailure(what, std::move(outcomes));
-    std::vector<R> out;
-    for (auto& r : results) out.push_back(std::move(*r));
-    return out;
+    return detail::run_real_ranks(capabilities.backend, name, shape, std::forward<F>(fn));
   }
 };
 static_assert(BackendUnderTest<GlooBackend>);
+
+// NCCL, one thread per rank, rank r on GPU r (NCCL refuses two ranks on one GPU), the props'
+// host data staged through device memory as MMEngine does. The suite skips, saying why, where
+// nccl cannot run (no GPU, or built without CUDA); cases on more ranks than GPUs are discarded,
+// and properties that need more ranks than there are GPUs skip.
+struct NcclBackend {
+  static constexpr std::string_view name = "nccl";
+  static constexpr Capabilities capabilities{.backend = dist::Backend::nccl,
+                                             .bitwise_floats = false,
+                                             .reports_mismatches = false,
+                                             .failure_deadline = std::chrono::seconds(60),
+                                             .case_percent = 10};
+  static std::string unavailable() { return dist::real::nccl_unavailable_reason(); }
+  static int max_ranks() { return dist::real::nccl_device_count(); }
+
+  template <class F>
+  static auto run(const WorldShape& shape, F&& fn) {
+    if (shape.size() > max_ranks())
+      RC_DISCARD("nccl: " + std::to_string(shape.size()) + " ranks, but only " +
+                 std::to_string(max_ranks()) + " GPU(s) (one per rank)");
+    return detail::run_real_ranks(capabilities.backend, name, shape, std::forward<F>(fn));
+  }
+};
+static_assert(BackendUnderTest<NcclBackend>);
 #endif
 
-// Every backend the suite is instantiated for (one entry per backend; nccl joins here).
+// Every backend the suite is instantiated for (one entry per backend).
 #ifdef DIST_PROPS_WITH_GLOO
 struct GlooProcessBackend;  // props/process_backend.hpp: gloo, one process per rank (distrun)
-using AllBackends = ::testing::Types<SimBackend, GlooBackend, GlooProcessBackend>;
+using AllBackends = ::testing::Types<SimBackend, GlooBackend, GlooProcessBackend, NcclBackend>;
 #else
 using AllBackends = ::testing::Types<SimBackend>;
 #endif
@@ -198,6 +234,30 @@ inline bool selected(std::string_view name) {
   return false;
 }
 
+// Why backend B cannot run here ("" when it can): B::unavailable() where B has one.
+template <class B>
+std::string unavailable_reason() {
+  if constexpr (requires { B::unavailable(); }) return B::unavailable();
+  return "";
+}
+
+// Why a property needing at least `ranks` ranks cannot run on B here ("" when it can): B's
+// max_ranks() (a GPU per rank for nccl), where B has one, is below it.
+template <class B>
+std::string too_few_ranks(int ranks) {
+  if constexpr (requires { B::max_ranks(); }) {
+    if (B::max_ranks() < ranks)
+      return std::string(B::name) + " runs at most " + std::to_string(B::max_ranks()) +
+             " rank(s) here (one per GPU); this property needs " + std::to_string(ranks);
+  }
+  return "";
+}
+
+// In a test body: skips the test when backend B cannot run `ranks` ranks here.
+#define PROPS_SKIP_BELOW_RANKS(B, ranks)                                          \
+  if (const std::string why_ = ::props::too_few_ranks<B>(ranks); !why_.empty()) \
+  GTEST_SKIP() << why_
+
 // Names each typed suite instance after its backend: ctest shows "Collectives/gloo.AllReduce".
 struct BackendNames {
   template <class B>
@@ -214,6 +274,8 @@ class BackendSuite : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
+    if (const std::string why = unavailable_reason<B>(); !why.empty())
+      GTEST_SKIP() << B::name << " cannot run here: " << why;
     current_case_percent() = B::capabilities.case_percent;
   }
   void TearDown() override { current_case_percent() = 100; }

@@ -149,6 +149,7 @@ class P2P : public BackendSuite<B> {};
 TYPED_TEST_SUITE(P2P, AllBackends, BackendNames);
 
 TYPED_TEST(P2P, ExchangesMatchReference) {
+  PROPS_SKIP_BELOW_RANKS(TypeParam, 2);
   check(150, [] { p2p_matches_reference<TypeParam>(); });
 }
 

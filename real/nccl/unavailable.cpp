@@ -17,6 +17,8 @@ std::string nccl_unavailable_reason() {
          "reconfigure)";
 }
 
+int nccl_device_count() { return 0; }
+
 void require_nccl() { throw BackendError("init_process_group(nccl): " + nccl_unavailable_reason()); }
 
 void select_nccl_device(int) {}

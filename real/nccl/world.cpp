@@ -30,6 +30,11 @@ std::string nccl_unavailable_reason() {
   return "";
 }
 
+int nccl_device_count() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
 void require_nccl() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
@@ -39,8 +44,8 @@ void require_nccl() {
 }
 
 void select_nccl_device(int local_rank) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || local_rank < 0) return;
+  const int count = nccl_device_count();
+  if (count == 0 || local_rank < 0) return;
   check_cuda(cudaSetDevice(local_rank % count),
              "init_dist: selecting cuda:" + std::to_string(local_rank % count) + " for local rank " +
                  std::to_string(local_rank));

@@ -15,6 +15,8 @@ bool nccl_built();
 // Empty when the nccl backend can run in this process; else why not: "dist was built without
 // nccl: ..." or "no GPU present: cudaGetDeviceCount returned ...".
 std::string nccl_unavailable_reason();
+// The GPUs this process sees (0 without a GPU, or without nccl).
+int nccl_device_count();
 // BackendError("init_process_group(nccl): <reason>") when nccl cannot run here.
 void require_nccl();
 // Makes device local_rank % (number of GPUs) current on the calling thread (MMEngine's
