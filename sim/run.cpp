@@ -115,6 +115,8 @@ void* rank_main(void* arg) {
   auto* task = static_cast<RankTask*>(arg);
   const int rank = task->context->rank;
   task->outcome.rank = rank;
+  // Named for debuggers and top, and for the tests' check that no rank thread outlives its run.
+  pthread_setname_np(pthread_self(), ("sim rank " + std::to_string(rank)).substr(0, 15).c_str());
   {
     core::ContextBinding bind(task->context);
     try {

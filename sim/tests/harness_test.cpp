@@ -1,6 +1,5 @@
 // sim as a test harness: the deterministic scheduler replays interleavings from a seed, faults
 // are injected from the Cluster, and traces are written as Chrome-trace JSON.
-#include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -51,25 +50,28 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-int thread_count() {
+// The rank threads of sim runs alive in this process (sim names them "sim rank N"; a sanitizer's
+// own threads, which start when they please, are not counted).
+int rank_thread_count() {
   int n = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (const dirent* e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    n += std::getline(comm, name) && name.starts_with("sim rank ");
   }
   return n;
 }
 
-// The thread count once it has come down to `expected`, or after 5 s. A joined thread's entry in
-// /proc/self/task can outlive pthread_join by a moment (the kernel wakes the joiner before it
-// reaps the task), so a count taken straight after a run may still include a rank thread that has
-// ended; a thread left running keeps the count up for the whole 5 s.
-int thread_count_settled(int expected) {
+// The rank threads once none is left, or after 5 s. A joined thread's entry in /proc/self/task
+// can outlive pthread_join by a moment (the kernel wakes the joiner before it reaps the task), so
+// a count taken straight after a run may still include a rank thread that has ended; a thread
+// left running keeps the count up for the whole 5 s.
+int rank_threads_left() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  int n = thread_count();
-  while (n > expected && std::chrono::steady_clock::now() < deadline) {
+  int n = rank_thread_count();
+  while (n > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    n = thread_count();
+    n = rank_thread_count();
   }
   return n;
 }
@@ -151,17 +153,19 @@ TEST(Deterministic, AStallShorterThanTheTimeoutIsOnlyAWait) {
 class Faults : public ::testing::TestWithParam<Schedule> {};
 
 TEST_P(Faults, KillingRank2AtItsThirdCallFailsEveryOtherRankNamingIt) {
-  const int threads_before = thread_count();
   Cluster cluster{.nodes = 1, .ranks_per_node = 4, .schedule = GetParam()};
   cluster.faults = {Fault::kill(2, 3)};
   int calls_on_2 = 0;
+  int rank_threads_during = 0;
   const auto e = expect_failure(cluster, [&] {
     for (int i = 0; i < 5; ++i) {
       std::vector<int> v{1};
       if (dist::get_rank() == 2) ++calls_on_2;
       dist::all_reduce(v);
+      if (i == 0 && dist::get_rank() == 0) rank_threads_during = rank_thread_count();
     }
   });
+  EXPECT_EQ(rank_threads_during, 4) << "the check below would not see a rank thread";
   EXPECT_EQ(calls_on_2, 3);
   EXPECT_THAT(e.outcomes()[2].message, HasSubstr("killed by an injected fault at its call #3"));
   for (int r : {0, 1, 3}) {
@@ -172,8 +176,7 @@ TEST_P(Faults, KillingRank2AtItsThirdCallFailsEveryOtherRankNamingIt) {
       EXPECT_EQ(f.failed_rank(), 2);
     }
   }
-  // Lower is no leak: a thread of an earlier test may have been counted before this run.
-  EXPECT_LE(thread_count_settled(threads_before), threads_before) << "a rank thread was left behind";
+  EXPECT_EQ(rank_threads_left(), 0) << "a rank thread was left behind";
 }
 
 TEST_P(Faults, AFailedCollectiveRaisesBackendErrorOnEveryParticipant) {
