@@ -42,9 +42,11 @@ DeviceGuard::~DeviceGuard() {
 Communicator::Communicator(ncclComm_t comm, CommSpec spec) : comm_(comm), spec_(std::move(spec)) {
   cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&default_streams_done_, cudaEventDisableTiming);
   if (e != cudaSuccess) {
     (void)ncclCommAbort(comm_);
     if (stream_) (void)cudaStreamDestroy(stream_);
+    if (copy_stream_) (void)cudaStreamDestroy(copy_stream_);
     throw_cuda_error(e, "creating the streams of the " + group_text());
   }
 }
@@ -120,6 +122,7 @@ Communicator::~Communicator() {
   }
   if (stream_) (void)cudaStreamDestroy(stream_);
   if (copy_stream_) (void)cudaStreamDestroy(copy_stream_);
+  if (default_streams_done_) (void)cudaEventDestroy(default_streams_done_);
 }
 
 std::string Communicator::group_text() const {
@@ -131,10 +134,17 @@ std::string Communicator::where(const std::string& operation) const {
 }
 
 void Communicator::activate(const std::string& operation) {
-  std::lock_guard lock(abort_mutex_);
-  if (!aborted_.empty())
-    throw BackendError("nccl " + where(operation) + ": the communicator was aborted after " +
-                       aborted_ + "; create a new process group to continue");
+  {
+    std::lock_guard lock(abort_mutex_);
+    if (!aborted_.empty())
+      throw BackendError("nccl " + where(operation) + ": the communicator was aborted after " +
+                         aborted_ + "; create a new process group to continue");
+  }
+  // Each wait takes the event as last recorded, so one event serves both streams in turn.
+  for (cudaStream_t before : {cudaStreamLegacy, cudaStreamPerThread}) {
+    check_cuda(cudaEventRecord(default_streams_done_, before), where(operation));
+    check_cuda(cudaStreamWaitEvent(stream_, default_streams_done_, 0), where(operation));
+  }
 }
 
 void Communicator::abort(const std::string& reason) {

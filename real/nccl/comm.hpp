@@ -49,8 +49,11 @@ class Communicator {
   // "group of world ranks [0, 1] on cuda:0"
   std::string group_text() const;
 
-  // Makes this communicator's device current (CUDA's current device is per thread) and throws
-  // BackendError when the communicator was aborted before.
+  // Throws BackendError when the communicator was aborted before; else orders the stream after
+  // the work already queued on CUDA's default streams of the calling thread (legacy and
+  // per-thread), as torch orders its NCCL stream after the current stream: a kernel, cudaMemcpy
+  // or cudaMemset that wrote a tensor before the call is finished before NCCL reads it. The
+  // caller has made the communicator's device current.
   void activate(const std::string& operation);
   // Finishes an NCCL call: ncclInProgress is polled until done (deadline); errors abort and throw.
   void complete(ncclResult_t result, const std::string& operation);
@@ -72,6 +75,7 @@ class Communicator {
   CommSpec spec_;
   cudaStream_t stream_ = nullptr;       // the communicator's operations, in issue order
   cudaStream_t copy_stream_ = nullptr;  // copies of finished results back to the host
+  cudaEvent_t default_streams_done_ = nullptr;  // recorded on the default streams by activate()
   std::mutex abort_mutex_;
   std::string aborted_;                 // why it was aborted; empty while usable
 };

@@ -1,6 +1,8 @@
 // CUDA's memory for dist::Tensor (core/device_memory.hpp): cudaMalloc/cudaFree on the tensor's
-// device, synchronous cudaMemcpy/cudaMemset. Registered while this library is linked, so cuda
-// tensors work in any program built with the nccl backend, before or without init_process_group.
+// device, cudaMemcpy/cudaMemset on the default stream (a copy to the host returns finished; one
+// on the device may still run, and a collective's stream waits for it: Communicator::activate).
+// Registered while this library is linked, so cuda tensors work in any program built with the
+// nccl backend, before or without init_process_group.
 #include "real/nccl/device_memory.hpp"
 
 #include <cuda_runtime_api.h>

@@ -41,6 +41,7 @@ template <class T>
 cudaError_t run(void* out, const void* in, std::size_t count, int slices, std::size_t stride,
                 Fold fold, long long divisor, cudaStream_t stream) {
   const Finish<T> f{static_cast<const T*>(in), stride, slices, fold, divisor};
+  (void)cudaGetLastError();  // an earlier call's error left on this thread is not this launch's
   thrust::transform(thrust::cuda::par_nosync.on(stream), thrust::counting_iterator<std::size_t>(0),
                     thrust::counting_iterator<std::size_t>(count), static_cast<T*>(out), f);
   return cudaGetLastError();

@@ -2,6 +2,8 @@
 // on the communicator's copy stream (the main stream may hold later operations by then).
 #include "real/nccl/work.hpp"
 
+#include <optional>
+
 #include "real/nccl/errors.hpp"
 
 namespace dist::real {
@@ -15,12 +17,21 @@ NcclWork::NcclWork(std::shared_ptr<Communicator> comm, std::string operation,
   if (e != cudaSuccess) {
     if (event_) (void)cudaEventDestroy(event_);
     event_ = nullptr;
+    // The destructor will not run: the staging memory is freed here, after what was enqueued.
+    for (void* p : device_memory_) (void)cudaFreeAsync(p, comm_->stream());
+    device_memory_.clear();
     comm_->abort("a CUDA error recording the event of " + operation_);
     throw_cuda_error(e, operation_);
   }
 }
 
 NcclWork::~NcclWork() {
+  // A Work may be dropped on any thread: its streams and memory belong to the group's device.
+  std::optional<DeviceGuard> guard;
+  try {
+    guard.emplace(comm_->spec().device);
+  } catch (...) {  // a destructor reports nothing; the frees below fail the same way
+  }
   // Never waited for: free the staging memory in stream order (after the operation).
   for (void* p : device_memory_) (void)cudaFreeAsync(p, comm_->stream());
   if (event_) (void)cudaEventDestroy(event_);

@@ -3,9 +3,12 @@
 // inputs; the device kernels (bitwise folds, integer mean) on one GPU against a host computation. Each test skips, saying why, when the GPUs it needs are not present.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/context.hpp"
 #include "real/nccl/kernels.hpp"
 #include "real/nccl/mapping.hpp"
+#include "real/nccl/tests/late_fill.hpp"
 #include "real/nccl/tests/nccl_test_util.hpp"
 
 namespace {
@@ -47,6 +50,28 @@ TEST(NcclWorldOfOne, EveryOperationRunsThroughNccl) {
     return 0;
   });
   EXPECT_EQ(results.size(), 1u);
+}
+
+// A collective called right after a kernel on CUDA's default stream reads what the kernel wrote:
+// the group's stream waits for the default streams (as torch's waits for the current stream).
+TEST(NcclWorldOfOne, ACollectiveWaitsForWorkOnTheDefaultStream) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    constexpr std::size_t n = 1 << 16;
+    DeviceVector<std::int32_t> src(std::vector<std::int32_t>(n, 0)), dst(std::vector<std::int32_t>(n, 0));
+    auto in = src.tensor(), out = dst.tensor();
+    // The kernel writes 42 after 200 ms; the out-of-place all_gather (a copy on one rank) starts
+    // at once on the group's stream and must not copy the zeros.
+    const cudaError_t launched = fill_late_on_default_stream(
+        static_cast<std::int32_t*>(in.data()), n, 42, std::chrono::milliseconds(200));
+    EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
+    if (launched != cudaSuccess) return 0;
+    dist::detail::all_gather(dist::detail::buffer_of(in), dist::detail::buffer_of(out), {}).wait();
+    const auto got = dst.to_host();
+    EXPECT_EQ(std::count(got.begin(), got.end(), 42), static_cast<std::ptrdiff_t>(n))
+        << "the collective read the buffer before the default stream's kernel wrote it";
+    return 0;
+  });
 }
 
 // cuda tensors: allocated, zeroed and copied through CUDA (real/nccl/device_memory.cpp), so the
