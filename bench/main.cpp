@@ -1,6 +1,6 @@
 // dist_bench: registers the suite for the chosen profile (--profile=smoke|full, or the
 // DIST_BENCH_PROFILE environment variable; smoke by default), runs it and closes the worlds.
-// nccl joins where there are at least two GPUs (one per rank), else a line says why not.
+// nccl joins where there is a GPU: worlds of up to one rank per GPU (one rank on a single GPU).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -58,11 +58,16 @@ int main(int argc, char** argv) {
     register_collectives(Backend::gloo);
     register_helpers(Backend::gloo);
   }
-  // nccl: the collectives on worlds of 2, 4 and 8 ranks, as many as there are GPUs.
-  if (const std::string why = nccl_unavailable(2); why.empty())
-    register_collectives(Backend::nccl);
-  else
+  // nccl: the collectives on worlds of 2, 4 and 8 ranks, as many as there are GPUs; on one GPU,
+  // worlds of one rank (no data crosses GPUs: busbw is 0, the time is the cost of a call).
+  if (const std::string why = nccl_unavailable(1); !why.empty()) {
     std::cerr << "dist_bench: nccl not benchmarked: " << why << "\n";
+  } else {
+    if (const std::string why2 = nccl_unavailable(2); !why2.empty())
+      std::cerr << "dist_bench: nccl on worlds of one rank only (" << why2
+                << "): busbw is 0 by definition, the times are the cost of a call\n";
+    register_collectives(Backend::nccl);
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("dist_profile", profile() == Profile::smoke ? "smoke" : "full");
