@@ -213,8 +213,13 @@ static_assert(BackendUnderTest<NcclBackend>);
 
 // Every backend the suite is instantiated for (one entry per backend).
 #ifdef DIST_PROPS_WITH_GLOO
-struct GlooProcessBackend;  // props/process_backend.hpp: gloo, one process per rank (distrun)
-using AllBackends = ::testing::Types<SimBackend, GlooBackend, GlooProcessBackend, NcclBackend>;
+// props/process_backend.hpp: one process per rank (distrun), on gloo and on nccl.
+template <dist::Backend K>
+struct ProcessBackend;
+using GlooProcessBackend = ProcessBackend<dist::Backend::gloo>;
+using NcclProcessBackend = ProcessBackend<dist::Backend::nccl>;
+using AllBackends = ::testing::Types<SimBackend, GlooBackend, GlooProcessBackend, NcclBackend,
+                                     NcclProcessBackend>;
 #else
 using AllBackends = ::testing::Types<SimBackend>;
 #endif
@@ -242,13 +247,15 @@ std::string unavailable_reason() {
 }
 
 // Why a property needing at least `ranks` ranks cannot run on B here ("" when it can): B's
-// max_ranks() (a GPU per rank for nccl), where B has one, is below it.
+// max_ranks() (a GPU per rank for nccl, a process per rank for the *_procs), where B has one,
+// is below it.
 template <class B>
 std::string too_few_ranks(int ranks) {
   if constexpr (requires { B::max_ranks(); }) {
     if (B::max_ranks() < ranks)
       return std::string(B::name) + " runs at most " + std::to_string(B::max_ranks()) +
-             " rank(s) here (one per GPU); this property needs " + std::to_string(ranks);
+             " rank(s) here (one per GPU or process); this property needs " +
+             std::to_string(ranks);
   }
   return "";
 }

@@ -1,6 +1,7 @@
-// GlooProcessBackend ("gloo_procs"): gloo with every rank a separate process started by distrun.
-// Every process runs the same cases (same RC_PARAMS seed); a case's ranks are the first k
-// processes, and all processes exchange every rank's result, so all reach the same verdict.
+// ProcessBackend: every rank a separate process started by distrun, on gloo ("gloo_procs") or on
+// nccl ("nccl_procs", process p on GPU p). Every process runs the same cases (same RC_PARAMS
+// seed); a case's ranks are the first k processes, and all processes exchange every rank's
+// result, so all reach the same verdict.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "props/backends.hpp"
 #include "props/process_cluster.hpp"
 #include "props/scratch.hpp"
+#include "real/nccl/world.hpp"
 
 namespace dist {
 // The half-precision types travel in results as their bits.
@@ -64,7 +66,7 @@ std::string encode(const T& value) {
 template <class T>
 T decode(const std::string& text, int from) {
   const auto* data = reinterpret_cast<const std::byte*>(text.data());
-  return dist::detail::from_bytes<T>(std::span(data, text.size()), "gloo_procs", from);
+  return dist::detail::from_bytes<T>(std::span(data, text.size()), "props process", from);
 }
 
 // The current test's full name ("Suite/gloo_procs.Property").
@@ -75,11 +77,11 @@ inline std::string test_name() {
 
 // Runs fn as rank `cluster.rank()` of case `id`'s world and records how it ended in `report`.
 template <class F>
-void run_rank(Cluster& cluster, std::uint64_t id, const WorldShape& shape, F& fn,
-              CaseReport& report) {
+void run_rank(Cluster& cluster, dist::Backend backend, std::uint64_t id, const WorldShape& shape,
+              F& fn, CaseReport& report) {
   std::exception_ptr error;
   try {
-    auto context = cluster.open_case_world(id, shape.size(), shape.ranks_per_node);
+    auto context = cluster.open_case_world(backend, id, shape.size(), shape.ranks_per_node);
     dist::core::ContextBinding binding(context.get());
     report.result = encode(fn());
   } catch (...) {  // the case world is gone by now, so its peers see this rank leave
@@ -123,7 +125,7 @@ inline std::vector<CaseReport> exchange_reports(Cluster& cluster, const CaseRepo
 template <class R>
 std::vector<R> results_of(const std::vector<CaseReport>& reports, int k) {
   std::vector<RankOutcome> outcomes;
-  std::string what = "gloo_procs run on " + std::to_string(k) + " processes failed:";
+  std::string what = "run on " + std::to_string(k) + " processes failed:";
   bool failed = false;
   for (int r = 0; r < k; ++r) {
     const CaseReport& c = reports[static_cast<std::size_t>(r)];
@@ -143,27 +145,50 @@ std::vector<R> results_of(const std::vector<CaseReport>& reports, int k) {
 }
 }  // namespace procs
 
-// Gloo over TCP loopback, one process per rank (distrun -n W): a case on k <= W ranks runs on
-// processes 0..k-1, with local groups as init_dist would make them; cases on more than W ranks
-// are discarded. It runs 8% of the budget, so the suite keeps to CI's time (about 20 s).
-struct GlooProcessBackend {
-  static constexpr std::string_view name = "gloo_procs";
-  static constexpr Capabilities capabilities{.backend = dist::Backend::gloo,
-                                             .bitwise_floats = false,
-                                             .reports_mismatches = false,
-                                             .failure_deadline = std::chrono::seconds(30),
-                                             .case_percent = 8};
+// One process per rank (distrun -n W): a case on k <= W ranks runs on processes 0..k-1, with
+// local groups as init_dist would make them; cases on more than W ranks are discarded.
+// gloo_procs: gloo over TCP loopback, 8% of the budget, so the suite keeps to CI's time (about
+// 20 s). nccl_procs: nccl, process p on GPU p, the world's unique id through the launcher's TCP
+// store as in production; cases on more ranks than GPUs are discarded too, and where nccl cannot
+// run every test skips saying why.
+template <dist::Backend K>
+struct ProcessBackend {
+  static constexpr bool on_nccl = K == dist::Backend::nccl;
+  static constexpr std::string_view name = on_nccl ? "nccl_procs" : "gloo_procs";
+  static constexpr Capabilities capabilities{
+      .backend = K,
+      .bitwise_floats = false,
+      .reports_mismatches = false,
+      .failure_deadline = std::chrono::seconds(on_nccl ? 60 : 30),
+      .case_percent = on_nccl ? 10 : 8};
+  static std::string unavailable()
+    requires on_nccl
+  {
+    return dist::real::nccl_unavailable_reason();
+  }
+  // A process per rank (distrun's WORLD_SIZE), and on nccl a GPU per rank.
+  static int max_ranks() {
+    const char* world = std::getenv("WORLD_SIZE");
+    const int processes = world ? std::atoi(world) : 0;
+    if constexpr (on_nccl) return std::min(dist::real::nccl_device_count(), processes);
+    return processes;
+  }
 
   template <class F>
   static auto run(const WorldShape& shape, F&& fn) {
     using R = decltype(fn());
     static_assert(procs::sendable<R>,
-                  "gloo_procs sends every rank's result to every process: the property's result "
-                  "type needs a cereal serialize() (ranks must not share memory)");
+                  "a rank per process sends every rank's result to every process: the property's "
+                  "result type needs a cereal serialize() (ranks must not share memory)");
     procs::Cluster& cluster = procs::Cluster::get();
     if (shape.size() > cluster.size())
-      RC_DISCARD("gloo_procs: " + std::to_string(shape.size()) + " ranks, but only " +
+      RC_DISCARD(std::string(name) + ": " + std::to_string(shape.size()) + " ranks, but only " +
                  std::to_string(cluster.size()) + " processes");
+    if constexpr (on_nccl) {
+      if (shape.size() > max_ranks())
+        RC_DISCARD(std::string(name) + ": " + std::to_string(shape.size()) + " ranks, but only " +
+                   std::to_string(max_ranks()) + " GPU(s) (one per rank)");
+    }
     const std::uint64_t id = cluster.next_case();
     std::ostringstream step;
     step << "case " << id << " of " << procs::test_name() << " on " << shape;
@@ -171,24 +196,28 @@ struct GlooProcessBackend {
     mine.step = step.str();
     if (cluster.rank() < shape.size()) {
       mine.ran = true;
-      procs::run_rank(cluster, id, shape, fn, mine);
+      procs::run_rank(cluster, K, id, shape, fn, mine);
     }
     return procs::results_of<R>(procs::exchange_reports(cluster, mine), shape.size());
   }
 };
 static_assert(BackendUnderTest<GlooProcessBackend>);
+static_assert(BackendUnderTest<NcclProcessBackend>);
 
-// The gloo_procs suites: they skip outside distrun; otherwise all processes start each test
-// together (naming their scratch paths after process 0), and agree on its verdict at the end.
-template <>
-class BackendSuite<GlooProcessBackend> : public ::testing::Test {
+// The suites of a rank per process: they skip outside distrun (and nccl_procs where nccl cannot
+// run); otherwise all processes start each test together (naming their scratch paths after
+// process 0), and agree on its verdict at the end.
+template <dist::Backend K>
+class BackendSuite<ProcessBackend<K>> : public ::testing::Test {
  protected:
   void SetUp() override {
-    using B = GlooProcessBackend;
+    using B = ProcessBackend<K>;
     if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
     if (!procs::under_launcher())
-      GTEST_SKIP() << "gloo_procs runs each rank as a process; run under distrun: "
+      GTEST_SKIP() << B::name << " runs each rank as a process; run under distrun: "
                    << procs::how_to_run;
+    if (const std::string why = unavailable_reason<B>(); !why.empty())
+      GTEST_SKIP() << B::name << " cannot run here: " << why;
     const auto seed = rc::detail::configuration().testParams.seed;
     auto& cluster = procs::Cluster::get();
     cluster.require_in_step(

@@ -1,5 +1,6 @@
-// Cluster: the control world of a gloo_procs run (over the rendezvous store distrun's variables
-// point at), per-case gloo worlds under their own key prefixes, and the exchanges between them.
+// Cluster: the control world of a gloo_procs or nccl_procs run (gloo, over the rendezvous store
+// distrun's variables point at), per-case worlds under their own key prefixes, and the exchanges
+// between them.
 #include "props/process_cluster.hpp"
 
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "core/init/rendezvous.hpp"
 #include "dist/api.hpp"
 #include "dist/objects.hpp"
+#include "real/nccl/world.hpp"
 #include "real/testing.hpp"
 #include "real/world.hpp"
 
@@ -24,7 +26,7 @@ bool under_launcher() {
 }
 
 void abandon(const std::string& why) {
-  std::cerr << "\ngloo_procs: " << why << std::endl;
+  std::cerr << "\nprops (a rank per process): " << why << std::endl;
   std::_Exit(4);
 }
 
@@ -58,13 +60,14 @@ Cluster::Cluster() {
   first_pid_ = std::stol(exchange(std::to_string(::getpid())).front());
 }
 
-std::shared_ptr<dist::core::Context> Cluster::open_case_world(std::uint64_t id, int k,
+std::shared_ptr<dist::core::Context> Cluster::open_case_world(dist::Backend backend,
+                                                              std::uint64_t id, int k,
                                                               int ranks_per_node) {
   auto store = std::make_shared<dist::core::PrefixStore>("props-case-" + std::to_string(id),
                                                          store_);
   store->set_timeout(case_timeout);
-  auto context = dist::real::make_world_context(
-      {dist::Backend::gloo, store, rank_, k, case_timeout, host_});
+  if (backend == dist::Backend::nccl) dist::real::select_nccl_device(rank_);
+  auto context = dist::real::make_world_context({backend, store, rank_, k, case_timeout, host_});
   dist::core::ContextBinding binding(context.get());
   dist::real::make_local_groups(ranks_per_node);
   return context;

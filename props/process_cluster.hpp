@@ -1,6 +1,7 @@
-// The processes of a gloo_procs run (one test binary per rank, started by distrun): a control
-// world of all of them over the launcher's TCP store, through which each case opens its own gloo
-// world on the first k processes and all processes exchange what happened and stay in step.
+// The processes of a gloo_procs or nccl_procs run (one test binary per rank, started by distrun):
+// a control world (gloo) of all of them over the launcher's TCP store, through which each case
+// opens its own world of the backend under test on the first k processes, and all processes
+// exchange what happened and stay in step.
 #pragma once
 
 #include <chrono>
@@ -11,13 +12,14 @@
 
 #include "core/context.hpp"
 #include "core/store/store.hpp"
+#include "dist/types.hpp"
 
 namespace props::procs {
 
-// The command that runs the gloo_procs suites (said when they skip outside distrun).
+// The command that runs the suites of a rank per process (said when they skip outside distrun).
 inline constexpr const char* how_to_run =
-    "distrun -n 4 -- dist_props --gtest_filter='*/gloo_procs.*' (with one RC_PARAMS=seed=N for "
-    "every process; props/run_gloo_procs.sh does both)";
+    "distrun -n 4 -- dist_props --gtest_filter='*/gloo_procs.*' (nccl_procs: one process per "
+    "GPU), with one RC_PARAMS=seed=N for every process; props/run_procs.sh does both";
 
 // Whether this process was started by a launcher (RANK and WORLD_SIZE are set).
 bool under_launcher();
@@ -41,11 +43,12 @@ class Cluster {
   // The next case's number (every process counts the same cases).
   std::uint64_t next_case() { return next_case_++; }
 
-  // Process `rank()` (< k) joins case `id`'s world of k ranks (through its own key prefix in the
-  // store), with local groups of `ranks_per_node` ranks as on a cluster of k / ranks_per_node
-  // nodes. Collective over the first k processes.
-  std::shared_ptr<dist::core::Context> open_case_world(std::uint64_t id, int k,
-                                                       int ranks_per_node);
+  // Process `rank()` (< k) joins case `id`'s `backend` world of k ranks (through its own key
+  // prefix in the store), with local groups of `ranks_per_node` ranks as on a cluster of
+  // k / ranks_per_node nodes; on nccl, process p runs on GPU p. Collective over the first k
+  // processes.
+  std::shared_ptr<dist::core::Context> open_case_world(dist::Backend backend, std::uint64_t id,
+                                                       int k, int ranks_per_node);
 
   // Every process's `mine`, in process order (collective over all processes).
   std::vector<std::string> exchange(const std::string& mine);

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Runs the property suites with every rank a process under distrun: gloo_procs (the default) or
+# nccl_procs (DIST_PROPS_PROCS_BACKEND=nccl_procs; one process per GPU). All processes get one
+# rapidcheck seed (RC_PARAMS's own seed=N if given, else a random one, printed for replaying).
+# Fails when a property fails, and when no test ran (the filter matched none, or all skipped).
+# Usage: run_procs.sh DISTRUN DIST_PROPS [gtest args]; DIST_PROPS_PROCS processes (4).
+set -eu
+distrun=$1
+props=$2
+shift 2
+procs=${DIST_PROPS_PROCS:-4}
+suite=${DIST_PROPS_PROCS_BACKEND:-gloo_procs}
+case "$suite" in
+  gloo_procs|nccl_procs) ;;
+  *) echo "run_procs.sh: DIST_PROPS_PROCS_BACKEND=$suite: expected gloo_procs or nccl_procs" >&2
+     exit 2 ;;
+esac
+params=${RC_PARAMS:-}
+case " $params" in
+  *" seed="*) ;;
+  *) params="${params:+$params }seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')" ;;
+esac
+log=$(mktemp "${TMPDIR:-/tmp}/run_procs.XXXXXX")
+trap 'rm -f "$log" "$log.status"' EXIT
+echo "$suite: RC_PARAMS=\"$params\" distrun -n $procs -- dist_props --gtest_filter='*/$suite.*' $*"
+{ RC_PARAMS=$params "$distrun" -n "$procs" -- "$props" --gtest_filter="*/$suite.*" "$@" 2>&1 ||
+    echo $? >"$log.status"; } | tee "$log"
+if [ -s "$log.status" ]; then exit "$(cat "$log.status")"; fi
+
+# Process 0's gtest summary (every process runs the same tests): how many matched, how many passed.
+matched=$(sed -n 's/^\[0\] \[==========\] Running \([0-9]*\) tests* from.*/\1/p' "$log" | head -n 1)
+passed=$(grep -c '^\[0\] \[       OK \] ' "$log" || true)
+if [ -z "$matched" ] || [ "$matched" -eq 0 ]; then
+  echo "run_procs.sh: FAILED: no test ran: the gtest filter matched no test" >&2
+  exit 1
+fi
+if [ "$passed" -eq 0 ]; then
+  echo "run_procs.sh: FAILED: no test ran: all $matched selected tests skipped (is $suite in" \
+    "DIST_PROPS_BACKENDS? can it run here?)" >&2
+  exit 1
+fi
+echo "$suite: $passed of $matched selected tests ran and passed on $procs processes" \
+  "($((matched - passed)) skipped)"
