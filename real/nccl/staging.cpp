@@ -11,7 +11,7 @@ Staging::Staging(std::shared_ptr<Communicator> comm, std::string operation)
     : comm_(std::move(comm)), operation_(std::move(operation)) {}
 
 Staging::~Staging() {
-  for (void* p : memory_) (void)cudaFreeAsync(p, comm_->stream());
+  free_in_order(memory_, comm_->stream());
 }
 
 void* Staging::allocate(std::size_t bytes) {

@@ -17,9 +17,7 @@ NcclWork::NcclWork(std::shared_ptr<Communicator> comm, std::string operation,
   if (e != cudaSuccess) {
     if (event_) (void)cudaEventDestroy(event_);
     event_ = nullptr;
-    // The destructor will not run: the staging memory is freed here, after what was enqueued.
-    for (void* p : device_memory_) (void)cudaFreeAsync(p, comm_->stream());
-    device_memory_.clear();
+    free_in_order(device_memory_, comm_->stream());  // the destructor will not run
     comm_->abort("a CUDA error recording the event of " + operation_);
     throw_cuda_error(e, operation_);
   }
@@ -32,9 +30,13 @@ NcclWork::~NcclWork() {
     guard.emplace(comm_->spec().device);
   } catch (...) {  // a destructor reports nothing; the frees below fail the same way
   }
-  // Never waited for: free the staging memory in stream order (after the operation).
-  for (void* p : device_memory_) (void)cudaFreeAsync(p, comm_->stream());
+  free_in_order(device_memory_, comm_->stream());  // never waited for: after the operation
   if (event_) (void)cudaEventDestroy(event_);
+}
+
+void free_in_order(std::vector<void*>& memory, cudaStream_t stream) {
+  for (void* p : memory) (void)cudaFreeAsync(p, stream);
+  memory.clear();
 }
 
 bool NcclWork::event_done() {
@@ -51,8 +53,7 @@ void NcclWork::finish() {
   // The copies read finished results on an otherwise idle stream: this returns promptly.
   if (!copies_.empty())
     check_cuda(cudaStreamSynchronize(comm_->copy_stream()), operation_ + ": copying back");
-  for (void* p : device_memory_) (void)cudaFreeAsync(p, comm_->copy_stream());
-  device_memory_.clear();
+  free_in_order(device_memory_, comm_->copy_stream());
   copies_.clear();
 }
 

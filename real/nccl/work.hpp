@@ -23,6 +23,10 @@ struct CopyBack {
   std::size_t bytes = 0;
 };
 
+// Frees staging memory (from cudaMallocAsync) in `stream`'s order, after what is queued there,
+// and empties `memory`.
+void free_in_order(std::vector<void*>& memory, cudaStream_t stream);
+
 class NcclWork final : public detail::WorkState {
  public:
   // Records the event on comm's stream now. `copies` run after completion; `device_memory` (from
