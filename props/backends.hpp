@@ -167,6 +167,13 @@ auto run_real_ranks(dist::Backend backend, std::string_view name, const WorldSha
   for (auto& r : results) out.push_back(std::move(*r));
   return out;
 }
+// Discards a case on more ranks than there are GPUs here (nccl runs one rank per GPU).
+inline void discard_beyond_gpus(std::string_view name, int ranks) {
+  const int gpus = dist::real::nccl_device_count();
+  if (ranks > gpus)
+    RC_DISCARD(std::string(name) + ": " + std::to_string(ranks) + " ranks, but only " +
+               std::to_string(gpus) + " GPU(s) (one per rank)");
+}
 }  // namespace detail
 
 // Gloo over TCP loopback, one thread per rank in this process, meeting through an in-memory
@@ -202,9 +209,7 @@ struct NcclBackend {
 
   template <class F>
   static auto run(const WorldShape& shape, F&& fn) {
-    if (shape.size() > max_ranks())
-      RC_DISCARD("nccl: " + std::to_string(shape.size()) + " ranks, but only " +
-                 std::to_string(max_ranks()) + " GPU(s) (one per rank)");
+    detail::discard_beyond_gpus(name, shape.size());
     return detail::run_real_ranks(capabilities.backend, name, shape, std::forward<F>(fn));
   }
 };

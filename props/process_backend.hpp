@@ -184,11 +184,7 @@ struct ProcessBackend {
     if (shape.size() > cluster.size())
       RC_DISCARD(std::string(name) + ": " + std::to_string(shape.size()) + " ranks, but only " +
                  std::to_string(cluster.size()) + " processes");
-    if constexpr (on_nccl) {
-      if (shape.size() > max_ranks())
-        RC_DISCARD(std::string(name) + ": " + std::to_string(shape.size()) + " ranks, but only " +
-                   std::to_string(max_ranks()) + " GPU(s) (one per rank)");
-    }
+    if constexpr (on_nccl) detail::discard_beyond_gpus(name, shape.size());
     const std::uint64_t id = cluster.next_case();
     std::ostringstream step;
     step << "case " << id << " of " << procs::test_name() << " on " << shape;
