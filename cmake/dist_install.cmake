@@ -4,9 +4,10 @@
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/dist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# dist_gloo is static and linked privately by dist_real: a consumer's link line needs it (and, when
-# built with gloo, Gloo itself, which distConfig.cmake finds).
-install(TARGETS dist_core dist_sim dist_real dist_gloo EXPORT distTargets
+# The backend libraries (and the host reductions they share) are static and linked privately by
+# dist_real: a consumer's link line needs them (and Gloo and MPI, when built with them, which
+# distConfig.cmake finds).
+install(TARGETS dist_core dist_sim dist_real dist_gloo dist_mpi dist_host_reduce EXPORT distTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT distTargets NAMESPACE dist:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dist)

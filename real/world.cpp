@@ -10,6 +10,7 @@
 #include "dist/errors.hpp"
 #include "dist/init.hpp"
 #include "real/gloo/world.hpp"
+#include "real/mpi/world.hpp"
 #include "real/nccl/world.hpp"
 
 namespace dist::real {
@@ -31,10 +32,10 @@ std::shared_ptr<core::Backend> make_backend(const WorldSpec& spec) {
       throw InvalidArgument("init_process_group: the sim backend runs in one process; use "
                             "dist::sim::run instead");
     case dist::Backend::nccl: return make_nccl_world(spec);
-    case dist::Backend::mpi: break;
+    case dist::Backend::mpi: return make_mpi_world(spec);
   }
-  throw BackendError("init_process_group: the " + std::string(to_string(spec.backend)) +
-                     " backend is not available in this build of dist");
+  throw BackendError("init_process_group: unknown backend " +
+                     std::to_string(static_cast<int>(spec.backend)));
 }
 }  // namespace
 
@@ -64,6 +65,7 @@ void init_process_group(Backend backend, std::string init_method, int rank, int 
                           "call destroy_dist() first");
   if (backend == Backend::gloo && !real::gloo_built()) real::make_gloo_world({});  // says why
   if (backend == Backend::nccl) real::require_nccl();  // no GPU, or built without nccl: says why
+  if (backend == Backend::mpi && !real::mpi_built()) real::make_mpi_world({});  // says why
   auto rendezvous = core::open_rendezvous(init_method, rank, world_size, timeout);
   real::WorldSpec spec{backend, rendezvous.store, rendezvous.rank, rendezvous.world_size, timeout,
                        rendezvous.host};

@@ -19,7 +19,7 @@
 #include "core/work_state.hpp"
 #include "real/gloo/connect.hpp"
 #include "core/fingerprint.hpp"
-#include "real/gloo/reduce_fn.hpp"
+#include "real/host_reduce.hpp"
 
 namespace dist::real {
 

@@ -1,5 +1,5 @@
 // The reduction steps behind reduce_function, one loop per (type, op) so they vectorise.
-#include "real/gloo/reduce_fn.hpp"
+#include "real/host_reduce.hpp"
 
 #include <cmath>
 
@@ -72,7 +72,7 @@ template <class T, ReduceOp Op> void loop(void* out, const void* a, const void* 
   }
 }
 
-template <class T> ReduceFn typed_function(ReduceOp op) {
+template <class T> ReduceStep typed_step(ReduceOp op) {
   switch (op) {
     case ReduceOp::sum:
     case ReduceOp::mean: return loop<T, ReduceOp::sum>;
@@ -83,13 +83,13 @@ template <class T> ReduceFn typed_function(ReduceOp op) {
     case ReduceOp::bor: return loop<T, ReduceOp::bor>;
     case ReduceOp::bxor: return loop<T, ReduceOp::bxor>;
   }
-  throw InvalidArgument("gloo: unknown reduce op");
+  throw InvalidArgument("unknown reduce op " + std::to_string(static_cast<int>(op)));
 }
 
 }  // namespace
 
-ReduceFn reduce_function(DType dtype, ReduceOp op) {
-  return with_element_type(dtype, [&]<class T>(std::type_identity<T>) { return typed_function<T>(op); });
+ReduceStep reduce_step(DType dtype, ReduceOp op) {
+  return with_element_type(dtype, [&]<class T>(std::type_identity<T>) { return typed_step<T>(op); });
 }
 
 void finish_mean(void* data, std::size_t count, DType dtype, int world) {

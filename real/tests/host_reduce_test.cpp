@@ -1,15 +1,15 @@
-// The reduction functions handed to gloo, checked value by value against reference::combine and
+// The host reductions (gloo's reduce functions, mpi's MPI_Ops), checked value by value against reference::combine and
 // reference::finish_mean on edge inputs (wrapping, NaN, signed zeros, infinities, rounding).
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "real/gloo/reduce_fn.hpp"
-#include "real/gloo/tests/gloo_test_util.hpp"
+#include "real/host_reduce.hpp"
+#include "real/tests/reference_util.hpp"
 
 namespace {
 
-using namespace gloo_test;
+using namespace real_test;
 
 template <class T> std::vector<T> edge_values() {
   using L = std::numeric_limits<T>;

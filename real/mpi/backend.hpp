@@ -1,0 +1,64 @@
+// The mpi backend: core::Backend over MPI, one object per rank per group, each group its own
+// communicator (MPI_Comm_split of its parent). Every operation is MPI's non-blocking form
+// (MPI_Iallreduce, MPI_Isend, ...) behind a Work that polls it against the group's timeout, so
+// no call blocks past its deadline; reductions are dist's own MPI_Ops (mapping.hpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/fingerprint.hpp"
+#include "real/mpi/comm.hpp"
+#include "real/mpi/work.hpp"
+
+namespace dist::real {
+
+class MpiBackend final : public core::Backend {
+ public:
+  explicit MpiBackend(MpiGroupSpec spec);
+
+  dist::Backend kind() const override { return dist::Backend::mpi; }
+  int rank() const override { return comm_->spec().rank; }
+  int size() const override { return comm_->size(); }
+
+  Work all_reduce(core::Buf data, ReduceOp op) override;
+  Work broadcast(core::Buf data, int root) override;
+  Work all_gather(core::Buf input, core::Buf output) override;
+  Work send(core::Buf data, int dst, int tag) override;
+  Work recv(core::Buf data, int src, int tag) override;
+  Work barrier() override;
+  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+
+  Work reduce(core::Buf data, ReduceOp op, int root) override;
+  Work gather(core::Buf input, core::Buf output, int root) override;
+  Work scatter(core::Buf input, core::Buf output, int root) override;
+  Work reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) override;
+  Work all_to_all(core::Buf input, core::Buf output) override;
+  Work all_gather_v(core::Buf input, core::Buf output,
+                    std::span<const std::size_t> counts) override;
+
+ private:
+  // Starts collective #n: checks the group, and with DIST_DEBUG=detail that every rank makes the
+  // same call; then `post(request)` issues the MPI call under the lock. `finish` runs on
+  // completion (with `scratch` kept alive until then).
+  template <class Post>
+  Work collective(const core::Fingerprint& call, Post&& post, std::function<void()> finish = {},
+                  std::vector<std::byte> scratch = {});
+  void check_same_call(const core::Fingerprint& mine, const std::string& operation,
+                       Clock::time_point deadline);
+  // Waits for a request of our own (not behind a Work), giving it up with `scratch` on a timeout.
+  void await(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
+             std::vector<std::byte>& scratch);
+  Work p2p(core::Buf data, int peer, int tag, bool is_send);
+
+  std::shared_ptr<MpiComm> comm_;
+  bool check_calls_ = false;  // DIST_DEBUG=detail
+  std::uint64_t sequence_ = 0;
+  int splits_ = 0;
+  int tag_limit_ = 32767;  // MPI_TAG_UB
+};
+
+}  // namespace dist::real

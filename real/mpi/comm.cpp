@@ -1,0 +1,67 @@
+// MpiComm: the communicator's lifetime, and the timeout path shared by collectives and p2p.
+#include "real/mpi/comm.hpp"
+
+#include "core/group_text.hpp"
+#include "core/store/roll_call.hpp"
+#include "dist/errors.hpp"
+
+namespace dist::real {
+
+MpiComm::MpiComm(MpiGroupSpec spec) : spec_(std::move(spec)) {
+  auto lock = mpi_lock();
+  check_mpi(MPI_Comm_set_errhandler(spec_.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+}
+
+MpiComm::~MpiComm() {
+  auto lock = mpi_lock();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  std::lock_guard state(mutex_);
+  if (!finalized && unusable_after_.empty() && spec_.comm != MPI_COMM_NULL)
+    (void)MPI_Comm_free(&spec_.comm);
+}
+
+std::string MpiComm::where(const std::string& operation) const {
+  return "mpi " + operation + " on the " + core::group_text(spec_.global_ranks);
+}
+
+void MpiComm::check_usable(const std::string& operation) const {
+  std::lock_guard lock(mutex_);
+  if (!unusable_after_.empty())
+    throw BackendError(where(operation) + ": the group is unusable after the timeout of " +
+                       unusable_after_ + " (MPI cannot cancel it); create a new process group");
+}
+
+void MpiComm::wait(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
+                   int peer) {
+  if (poll_until(request, deadline)) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (unusable_after_.empty()) unusable_after_ = operation;
+  }
+  throw_timeout(operation, peer);
+}
+
+void MpiComm::throw_timeout(const std::string& operation, int peer) const {
+  std::vector<int> absent;
+  std::string who = "a peer did not take part";
+  if (peer >= 0) {
+    absent = {peer};
+    who = core::ranks_phrase(absent) + " did not take part";
+  } else if (spec_.store) {
+    const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
+    const auto window = core::roll_call_window(spec_.timeout);
+    const auto roll = core::roll_call(*spec_.store, spec_.prefix + "/" + operation,
+                                      spec_.global_ranks, me, window);
+    absent = roll.absent;
+    if (!absent.empty())
+      who = core::ranks_phrase(absent) + " never arrived (no answer within " +
+            std::to_string(window.count()) + " ms of this rank's timeout" +
+            (roll.complete ? "" : "; the store failed during the roll call") + ")";
+  }
+  throw TimeoutError(where(operation) + " timed out after " + std::to_string(spec_.timeout.count()) +
+                         " ms: " + who,
+                     absent);
+}
+
+}  // namespace dist::real

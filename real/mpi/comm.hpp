@@ -1,0 +1,61 @@
+// One group's MPI communicator and what its operations share: the deadline wait that turns a
+// timeout into TimeoutError (naming the peer, or the members a roll call in the store finds
+// absent) and leaves the group unusable, since MPI cannot cancel a collective that started.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/store/store.hpp"
+#include "real/mpi/runtime.hpp"
+
+namespace dist::real {
+
+// What a rank needs to use an MPI group.
+struct MpiGroupSpec {
+  MPI_Comm comm = MPI_COMM_NULL;        // owned by the MpiComm made from it
+  std::shared_ptr<core::Store> store;   // the job's store (roll calls after a timeout)
+  std::string prefix;                   // unique per group: its keys live under it
+  std::vector<int> global_ranks;        // the members' world ranks, in group order
+  int rank = 0;                         // the caller's rank in the group
+  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+};
+
+class MpiComm {
+ public:
+  // Takes ownership of spec.comm and makes MPI report its errors as codes (MPI_ERRORS_RETURN).
+  explicit MpiComm(MpiGroupSpec spec);
+  // Frees the communicator, unless MPI was finalized or a timeout left an operation on it.
+  ~MpiComm();
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+
+  const MpiGroupSpec& spec() const { return spec_; }
+  MPI_Comm handle() const { return spec_.comm; }
+  int size() const { return static_cast<int>(spec_.global_ranks.size()); }
+  // "mpi all_reduce #3 on the group of world ranks [0, 1]"
+  std::string where(const std::string& operation) const;
+
+  // BackendError when an earlier timeout left the group unusable.
+  void check_usable(const std::string& operation) const;
+
+  // Waits for `request` until `deadline`. On a timeout the group becomes unusable and
+  // TimeoutError names `peer` (a world rank; p2p) or, for a collective (peer < 0), the members
+  // that do not answer a roll call; the request stays pending, for the caller to abandon().
+  void wait(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
+            int peer = -1);
+
+ private:
+  [[noreturn]] void throw_timeout(const std::string& operation, int peer) const;
+
+  MpiGroupSpec spec_;
+  mutable std::mutex mutex_;
+  std::string unusable_after_;  // the operation that timed out; empty while usable
+};
+
+}  // namespace dist::real

@@ -1,0 +1,39 @@
+// The MPI library of this process: initialised once (asking for MPI_THREAD_MULTIPLE), every call
+// made under one lock (so any thread level the program chose is safe), requests polled against
+// deadlines, MPI error codes turned into BackendError, and MPI_Finalize at exit.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace dist::real {
+
+using Clock = std::chrono::steady_clock;
+
+// Initialises MPI unless the program (or an earlier group) did; BackendError once it is finalised.
+// When dist initialised it, MPI_Finalize runs at exit (see abandon()).
+void ensure_mpi();
+
+// The lock every MPI call of dist is made under.
+std::unique_lock<std::mutex> mpi_lock();
+
+// Throws BackendError("mpi <where>: <MPI's error string>") unless `code` is MPI_SUCCESS.
+void check_mpi(int code, const std::string& where);
+
+// Polls `request` (under the lock) until it completes or `deadline` passes; true when it
+// completed (the request is then MPI_REQUEST_NULL). Busy-polls at first, since MPI progresses
+// non-blocking collectives only inside its calls, then polls every 200 µs.
+bool poll_until(MPI_Request& request, Clock::time_point deadline);
+
+// Hands over a request that was given up (a timeout, a Work dropped before completion), with the
+// scratch memory MPI may still write (freed once the request completes). At exit dist waits up to
+// 2 s for such requests; if some never complete, it skips MPI_Finalize (which would block on
+// them) and says so on stderr.
+void abandon(MPI_Request request, std::vector<std::byte> scratch = {});
+
+}  // namespace dist::real

@@ -1,0 +1,59 @@
+// MpiWork: completion through MpiComm::wait (deadline, timeout errors) or one MPI_Test.
+#include "real/mpi/work.hpp"
+
+namespace dist::real {
+
+MpiWork::MpiWork(std::shared_ptr<MpiComm> comm, MPI_Request request, MpiOperation operation)
+    : comm_(std::move(comm)), request_(request), operation_(std::move(operation)) {}
+
+MpiWork::~MpiWork() {
+  // Never waited for: MPI still owns the buffers (the caller's, and scratch, which goes with the
+  // request and is freed when it completes).
+  if (request_ != MPI_REQUEST_NULL) abandon(request_, std::move(operation_.scratch));
+}
+
+void MpiWork::complete() {
+  try {
+    if (operation_.finish) operation_.finish();
+  } catch (...) {
+    error_ = std::current_exception();
+  }
+  operation_.scratch.clear();
+  done_ = true;
+}
+
+void MpiWork::wait() {
+  std::lock_guard lock(mutex_);
+  if (!done_) {
+    try {
+      const auto deadline = operation_.deadline.value_or(Clock::now() + comm_->spec().timeout);
+      comm_->wait(request_, deadline, operation_.name, operation_.peer);
+      complete();
+    } catch (...) {
+      // A timeout gave the request up already; an MPI error while polling leaves it to us.
+      abandon(request_, std::move(operation_.scratch));
+      request_ = MPI_REQUEST_NULL;
+      error_ = std::current_exception();
+      done_ = true;
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+bool MpiWork::is_completed() {
+  std::lock_guard lock(mutex_);
+  if (done_) return true;
+  int finished = 0;
+  try {
+    auto mpi = mpi_lock();
+    check_mpi(MPI_Test(&request_, &finished, MPI_STATUS_IGNORE), operation_.name);
+  } catch (...) {
+    error_ = std::current_exception();
+    done_ = true;
+    return true;
+  }
+  if (finished) complete();
+  return finished != 0;
+}
+
+}  // namespace dist::real

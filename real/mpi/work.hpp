@@ -1,0 +1,50 @@
+// The Work of an mpi operation: an MPI request polled against its deadline in wait(), then a
+// finishing step on the host (a mean's division). A collective's deadline runs from its start;
+// a send's or recv's from the wait, as gloo's. A Work dropped before completion gives its
+// request up (runtime.hpp, abandon) instead of leaking it.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/work_state.hpp"
+#include "real/mpi/comm.hpp"
+
+namespace dist::real {
+
+struct MpiOperation {
+  std::string name;                           // "all_reduce #3", "send to rank 1 (tag 0)"
+  int peer = -1;                              // the world rank a p2p operation talks to
+  std::optional<Clock::time_point> deadline;  // none: the group's timeout from wait()
+  std::function<void()> finish;               // after completion, on the waiting thread
+  std::vector<std::byte> scratch;             // memory MPI uses until completion
+};
+
+class MpiWork final : public detail::WorkState {
+ public:
+  MpiWork(std::shared_ptr<MpiComm> comm, MPI_Request request, MpiOperation operation);
+  ~MpiWork() override;
+
+  void wait() override;
+  bool is_completed() override;
+
+ private:
+  void complete();  // runs finish once the request is done; records an error
+
+  std::shared_ptr<MpiComm> comm_;
+  MPI_Request request_;
+  MpiOperation operation_;
+  std::mutex mutex_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace dist::real
