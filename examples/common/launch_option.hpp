@@ -1,4 +1,4 @@
-// The examples' `--launcher sim|pytorch|slurm|mpi` and `--backend gloo|nccl` options: sim (the
+// The examples' `--launcher sim|pytorch|slurm|mpi` and `--backend gloo|nccl|mpi` options: sim (the
 // default) runs the example on a simulated cluster in this process; the others make this process
 // one rank of a real world through dist::init_dist, as under distrun, torchrun, srun or mpirun.
 #pragma once
@@ -24,7 +24,7 @@ inline LaunchOption parse_launch_option(int argc, char** argv, const char* progr
   LaunchOption option;
   if (const char* env = std::getenv("DIST_LAUNCHER"); env && *env) option.launcher = env;
   auto usage = [&] {
-    std::fprintf(stderr, "usage: %s [--launcher sim|pytorch|slurm|mpi] [--backend gloo|nccl]\n",
+    std::fprintf(stderr, "usage: %s [--launcher sim|pytorch|slurm|mpi] [--backend gloo|nccl|mpi]\n",
                  program);
     std::exit(2);
   };
@@ -35,6 +35,7 @@ inline LaunchOption parse_launch_option(int argc, char** argv, const char* progr
     if (arg == "--launcher") option.launcher = value;
     else if (arg == "--backend" && value == "gloo") option.backend = dist::Backend::gloo;
     else if (arg == "--backend" && value == "nccl") option.backend = dist::Backend::nccl;
+    else if (arg == "--backend" && value == "mpi") option.backend = dist::Backend::mpi;
     else usage();
   }
   if (option.launcher != "sim" && option.launcher != "pytorch" && option.launcher != "slurm" &&
