@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/batch_size.hpp"
+#include "bench/mpi_timing.hpp"
 
 namespace {
 
@@ -20,25 +21,16 @@ struct Result {
   double bytes = 0;
 };
 
-// The slowest rank's time for `reps` calls of op, from a barrier.
-template <class Op> double slowest(Op op, int reps) {
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = MPI_Wtime();
-  for (int i = 0; i < reps; ++i) op();
-  double mine = MPI_Wtime() - t0, worst = 0;
-  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-}
-
 // Batches of about 2 ms until `min_time` seconds are measured (the same rule on every rank).
 template <class Op> Result measure(const std::string& name, Op op, double min_time, double bytes) {
-  slowest(op, 1);  // warm-up
-  const int reps = dist::bench::batch_size([&](int r) { return slowest(op, r); }, 2e-3);
+  const auto slowest = [&](int reps) { return dist::bench::slowest_rank_seconds(op, reps); };
+  slowest(1);  // warm-up
+  const int reps = dist::bench::batch_size(slowest, 2e-3);
   double total = 0;
   long long calls = 0;
   int batches = 0;
   while (total < min_time || batches < 3) {
-    total += slowest(op, reps);
+    total += slowest(reps);
     calls += reps;
     ++batches;
   }
