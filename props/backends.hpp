@@ -218,13 +218,15 @@ static_assert(BackendUnderTest<NcclBackend>);
 
 // Every backend the suite is instantiated for (one entry per backend).
 #ifdef DIST_PROPS_WITH_GLOO
-// props/process_backend.hpp: one process per rank (distrun), on gloo and on nccl.
+// props/process_backend.hpp: one process per rank (distrun), on gloo and on nccl; under
+// mpirun, on mpi.
 template <dist::Backend K>
 struct ProcessBackend;
 using GlooProcessBackend = ProcessBackend<dist::Backend::gloo>;
 using NcclProcessBackend = ProcessBackend<dist::Backend::nccl>;
+using MpiProcessBackend = ProcessBackend<dist::Backend::mpi>;
 using AllBackends = ::testing::Types<SimBackend, GlooBackend, GlooProcessBackend, NcclBackend,
-                                     NcclProcessBackend>;
+                                     NcclProcessBackend, MpiProcessBackend>;
 #else
 using AllBackends = ::testing::Types<SimBackend>;
 #endif

@@ -21,6 +21,7 @@
 #include "props/backends.hpp"
 #include "props/process_cluster.hpp"
 #include "props/scratch.hpp"
+#include "real/mpi/world.hpp"
 #include "real/nccl/world.hpp"
 
 namespace dist {
@@ -145,31 +146,38 @@ std::vector<R> results_of(const std::vector<CaseReport>& reports, int k) {
 }
 }  // namespace procs
 
-// One process per rank (distrun -n W): a case on k <= W ranks runs on processes 0..k-1, with
-// local groups as init_dist would make them; cases on more than W ranks are discarded.
+// One process per rank (distrun -n W, or mpirun -n W for mpi): a case on k <= W ranks runs on
+// processes 0..k-1, with local groups as init_dist would make them; cases on more than W ranks
+// are discarded.
 // gloo_procs: gloo over TCP loopback, 8% of the budget, so the suite keeps to CI's time (about
 // 20 s). nccl_procs: nccl, process p on GPU p, the world's unique id through the launcher's TCP
 // store as in production; cases on more ranks than GPUs are discarded too, and where nccl cannot
-// run every test skips saying why.
+// run every test skips saying why. mpi_procs: the mpi backend, every process a rank of mpirun's
+// MPI world, each case world a communicator over the first k of them; it skips outside mpirun.
+// MPI's shared-memory transport is fast, so it runs 25% of the budget (about 10 s on 4 processes).
 template <dist::Backend K>
 struct ProcessBackend {
   static constexpr bool on_nccl = K == dist::Backend::nccl;
-  static constexpr std::string_view name = on_nccl ? "nccl_procs" : "gloo_procs";
+  static constexpr bool on_mpi = K == dist::Backend::mpi;
+  static constexpr std::string_view name = on_nccl ? "nccl_procs" : on_mpi ? "mpi_procs" : "gloo_procs";
   static constexpr Capabilities capabilities{
       .backend = K,
       .bitwise_floats = false,
       .reports_mismatches = false,
       .failure_deadline = std::chrono::seconds(on_nccl ? 60 : 30),
-      .case_percent = on_nccl ? 10 : 8};
+      .case_percent = on_nccl ? 10 : on_mpi ? 25 : 8};
   static std::string unavailable()
-    requires on_nccl
+    requires(on_nccl || on_mpi)
   {
-    return dist::real::nccl_unavailable_reason();
+    if constexpr (on_nccl) return dist::real::nccl_unavailable_reason();
+    if (!dist::real::mpi_built()) return "dist was built without mpi (no MPI library was found)";
+    if (!procs::under_mpirun())
+      return "its processes must be mpirun's: DIST_PROPS_PROCS_BACKEND=mpi_procs props/run_procs.sh";
+    return "";
   }
-  // A process per rank (distrun's WORLD_SIZE), and on nccl a GPU per rank.
+  // A process per rank (the launcher's world size), and on nccl a GPU per rank.
   static int max_ranks() {
-    const char* world = std::getenv("WORLD_SIZE");
-    const int processes = world ? std::atoi(world) : 0;
+    const int processes = procs::launched_processes();
     if constexpr (on_nccl) return std::min(dist::real::nccl_device_count(), processes);
     return processes;
   }
@@ -199,6 +207,7 @@ struct ProcessBackend {
 };
 static_assert(BackendUnderTest<GlooProcessBackend>);
 static_assert(BackendUnderTest<NcclProcessBackend>);
+static_assert(BackendUnderTest<MpiProcessBackend>);
 
 // The suites of a rank per process: they skip outside distrun (and nccl_procs where nccl cannot
 // run); otherwise all processes start each test together (naming their scratch paths after
@@ -210,8 +219,8 @@ class BackendSuite<ProcessBackend<K>> : public ::testing::Test {
     using B = ProcessBackend<K>;
     if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
     if (!procs::under_launcher())
-      GTEST_SKIP() << B::name << " runs each rank as a process; run under distrun: "
-                   << procs::how_to_run;
+      GTEST_SKIP() << B::name << " runs each rank as a process; run under distrun (mpirun for "
+                   << "mpi_procs): " << procs::how_to_run;
     if (const std::string why = unavailable_reason<B>(); !why.empty())
       GTEST_SKIP() << B::name << " cannot run here: " << why;
     const auto seed = rc::detail::configuration().testParams.seed;
@@ -219,6 +228,8 @@ class BackendSuite<ProcessBackend<K>> : public ::testing::Test {
     cluster.require_in_step(
         "start of " + procs::test_name() + " with seed " + std::to_string(seed),
         "(pass one RC_PARAMS=seed=N to every process)");
+    // MPI_Init is collective over mpirun's processes, and a case world may use only some.
+    if constexpr (B::on_mpi) dist::real::prepare_mpi();
     active_ = true;
     current_case_percent() = B::capabilities.case_percent;
     run_leader_pid() = cluster.first_pid();

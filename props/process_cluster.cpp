@@ -1,4 +1,4 @@
-// Cluster: the control world of a gloo_procs or nccl_procs run (gloo, over the rendezvous store
+// Cluster: the control world of a gloo_procs, nccl_procs or mpi_procs run (gloo, over the rendezvous store
 // distrun's variables point at), per-case worlds under their own key prefixes, and the exchanges
 // between them.
 #include "props/process_cluster.hpp"
@@ -12,6 +12,7 @@
 #include <mutex>
 #include <utility>
 
+#include "core/init/launcher.hpp"
 #include "core/init/rendezvous.hpp"
 #include "dist/api.hpp"
 #include "dist/objects.hpp"
@@ -21,8 +22,16 @@
 
 namespace props::procs {
 
+bool under_mpirun() { return std::getenv("OMPI_COMM_WORLD_RANK") != nullptr; }
+
 bool under_launcher() {
-  return std::getenv("RANK") != nullptr && std::getenv("WORLD_SIZE") != nullptr;
+  return (std::getenv("RANK") != nullptr && std::getenv("WORLD_SIZE") != nullptr) || under_mpirun();
+}
+
+int launched_processes() {
+  for (const char* name : {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"})
+    if (const char* value = std::getenv(name)) return std::atoi(value);
+  return 0;
 }
 
 void abandon(const std::string& why) {
@@ -48,6 +57,8 @@ Cluster& Cluster::get() {
 }
 
 Cluster::Cluster() {
+  // Under mpirun, RANK and WORLD_SIZE come from OpenMPI's variables, as init_dist("mpi") sets them.
+  if (!std::getenv("RANK") && under_mpirun()) dist::core::prepare_launcher_env("mpi", std::nullopt);
   auto rendezvous = dist::core::open_rendezvous("env://", -1, -1, control_timeout);
   rank_ = rendezvous.rank;
   size_ = rendezvous.world_size;

@@ -1,4 +1,5 @@
-// The processes of a gloo_procs or nccl_procs run (one test binary per rank, started by distrun):
+// The processes of a gloo_procs, nccl_procs or mpi_procs run (one test binary per rank, started by
+// distrun, or by mpirun for mpi_procs):
 // a control world (gloo) of all of them over the launcher's TCP store, through which each case
 // opens its own world of the backend under test on the first k processes, and all processes
 // exchange what happened and stay in step.
@@ -19,10 +20,15 @@ namespace props::procs {
 // The command that runs the suites of a rank per process (said when they skip outside distrun).
 inline constexpr const char* how_to_run =
     "distrun -n 4 -- dist_props --gtest_filter='*/gloo_procs.*' (nccl_procs: one process per "
-    "GPU), with one RC_PARAMS=seed=N for every process; props/run_procs.sh does both";
+    "GPU; mpi_procs: mpirun -n 4 -x MASTER_ADDR=127.0.0.1 instead of distrun), with one "
+    "RC_PARAMS=seed=N for every process; props/run_procs.sh does all three";
 
-// Whether this process was started by a launcher (RANK and WORLD_SIZE are set).
+// Whether this process was started by a launcher: distrun (RANK and WORLD_SIZE are set) or
+// mpirun (OMPI_COMM_WORLD_RANK is), and by mpirun in particular.
 bool under_launcher();
+bool under_mpirun();
+// The launcher's number of processes (WORLD_SIZE, else OMPI_COMM_WORLD_SIZE; 0 outside one).
+int launched_processes();
 
 // Deadlines: of a case world's rendezvous and collectives, and of one exchange between the
 // processes (which waits for the slowest process's case, itself bounded by run_on's watchdog).

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Runs the property suites with every rank a process under distrun: gloo_procs (the default) or
-# nccl_procs (DIST_PROPS_PROCS_BACKEND=nccl_procs; one process per GPU). All processes get one
-# rapidcheck seed (RC_PARAMS's own seed=N if given, else a random one, printed for replaying).
-# Fails when a property fails, and when no test ran (the filter matched none, or all skipped).
+# nccl_procs (DIST_PROPS_PROCS_BACKEND=nccl_procs; one process per GPU); or under mpirun:
+# mpi_procs (DIST_PROPS_PROCS_BACKEND=mpi_procs; MASTER_PORT picks the store's port, 29619).
+# All processes get one rapidcheck seed (RC_PARAMS's own seed=N if given, else a random one,
+# printed for replaying). Fails when a property fails, and when no test ran (the filter matched
+# none, or all skipped).
 # Usage: run_procs.sh DISTRUN DIST_PROPS [gtest args]; DIST_PROPS_PROCS processes (4).
 set -eu
 distrun=$1
@@ -11,8 +13,8 @@ shift 2
 procs=${DIST_PROPS_PROCS:-4}
 suite=${DIST_PROPS_PROCS_BACKEND:-gloo_procs}
 case "$suite" in
-  gloo_procs|nccl_procs) ;;
-  *) echo "run_procs.sh: DIST_PROPS_PROCS_BACKEND=$suite: expected gloo_procs or nccl_procs" >&2
+  gloo_procs|nccl_procs|mpi_procs) ;;
+  *) echo "run_procs.sh: DIST_PROPS_PROCS_BACKEND=$suite: expected gloo_procs, nccl_procs or mpi_procs" >&2
      exit 2 ;;
 esac
 params=${RC_PARAMS:-}
@@ -22,9 +24,21 @@ case " $params" in
 esac
 log=$(mktemp "${TMPDIR:-/tmp}/run_procs.XXXXXX")
 trap 'rm -f "$log" "$log.status"' EXIT
-echo "$suite: RC_PARAMS=\"$params\" distrun -n $procs -- dist_props --gtest_filter='*/$suite.*' $*"
-{ RC_PARAMS=$params "$distrun" -n "$procs" -- "$props" --gtest_filter="*/$suite.*" "$@" 2>&1 ||
-    echo $? >"$log.status"; } | tee "$log"
+# Every line prefixed with its rank as "[r] ", as distrun does (mpirun's tags are rewritten).
+launch() {
+  if [ "$suite" = mpi_procs ]; then
+    RC_PARAMS=$params mpirun --allow-run-as-root --oversubscribe --tag-output -n "$procs" \
+      -x RC_PARAMS -x GTEST_COLOR=no -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="${MASTER_PORT:-29619}" \
+      "$props" --gtest_filter="*/$suite.*" "$@" 2>&1
+  else
+    RC_PARAMS=$params "$distrun" -n "$procs" -- "$props" --gtest_filter="*/$suite.*" "$@" 2>&1
+  fi
+}
+launcher=distrun
+[ "$suite" = mpi_procs ] && launcher=mpirun
+echo "$suite: RC_PARAMS=\"$params\" $launcher -n $procs -- dist_props --gtest_filter='*/$suite.*' $*"
+{ launch "$@" || echo $? >"$log.status"; } |
+  sed -u 's/^\[[0-9]*,\([0-9]*\)\]<std[a-z]*>:/[\1] /' | tee "$log"
 if [ -s "$log.status" ]; then exit "$(cat "$log.status")"; fi
 
 # Process 0's gtest summary (every process runs the same tests): how many matched, how many passed.

@@ -32,20 +32,22 @@ inline std::filesystem::path scratch_path(std::string_view what) {
 
 // Creates `dir` and makes it this process's working directory until destroyed; then restores
 // the previous one and removes `dir` if it is empty (whatever a run left in it stays).
-// Processes of a gloo_procs run do not meet in a case that is discarded before it runs (more
+// Processes of a *_procs run do not meet in a case that is discarded before it runs (more
 // ranks than processes), so a faster process may already be removing that case's directory
-// while a slower one enters it: entering creates it again and retries.
+// while a slower one creates or enters it. Either step can then fail (creating sees EEXIST from
+// a directory that is gone by the time it checks; entering sees ENOENT), and only this process
+// would fail the property, leaving the processes out of step: it creates and enters again.
 class InScratchDirectory {
  public:
   explicit InScratchDirectory(std::filesystem::path dir)
       : dir_(std::move(dir)), previous_(std::filesystem::current_path()) {
     for (int attempt = 0;; ++attempt) {
-      std::filesystem::create_directories(dir_);
-      std::error_code gone;
-      std::filesystem::current_path(dir_, gone);
-      if (!gone) return;
-      if (gone != std::errc::no_such_file_or_directory || attempt == 100)
-        throw std::filesystem::filesystem_error("cannot enter the scratch directory", dir_, gone);
+      std::error_code failed;
+      std::filesystem::create_directories(dir_, failed);
+      if (!failed) std::filesystem::current_path(dir_, failed);
+      if (!failed) return;
+      if (attempt == 100)
+        throw std::filesystem::filesystem_error("cannot enter the scratch directory", dir_, failed);
     }
   }
   ~InScratchDirectory() {

@@ -6,10 +6,15 @@ namespace dist::real {
 
 bool mpi_built() { return false; }
 
-std::shared_ptr<core::Backend> make_mpi_world(const WorldSpec&) {
+void prepare_mpi() {
   throw BackendError(
       "dist was built without mpi (no MPI library was found at configure time); install "
       "libopenmpi-dev and reconfigure, or use another backend");
+}
+
+std::shared_ptr<core::Backend> make_mpi_world(const WorldSpec&) {
+  prepare_mpi();
+  return nullptr;
 }
 
 }  // namespace dist::real

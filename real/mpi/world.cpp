@@ -35,6 +35,8 @@ void check_placement(const WorldSpec& spec) {
 
 bool mpi_built() { return true; }
 
+void prepare_mpi() { ensure_mpi(); }
+
 std::shared_ptr<core::Backend> make_mpi_world(const WorldSpec& spec) {
   ensure_mpi();
   check_placement(spec);

@@ -10,6 +10,10 @@
 namespace dist::real {
 
 bool mpi_built();
+// Initialises MPI in this process unless it is already (MPI_Init is collective over mpirun's
+// processes: a harness whose worlds use only some of them calls this on every process first).
+// BackendError when dist was built without MPI.
+void prepare_mpi();
 // Joins MPI_COMM_WORLD as rank spec.rank (MPI is initialised here unless the program did it).
 // BackendError when dist was built without MPI, or when MPI's rank and size are not the
 // launcher's (the program was not started by mpirun).
