@@ -80,17 +80,21 @@ void MpiBackend::check_same_call(const Fingerprint& mine, const std::string& ope
 template <class Post>
 Work MpiBackend::collective(const Fingerprint& call, Post&& post, std::function<void()> finish,
                             std::vector<std::byte> scratch) {
-  const std::string operation = std::string(core::kind_name(call)) + " #" + std::to_string(++sequence_);
-  comm_->check_usable(operation);
-  const auto deadline = Clock::now() + comm_->spec().timeout;
-  if (check_calls_) check_same_call(call, operation, deadline);
+  MpiOperation operation{.kind = core::kind_name(call),
+                         .sequence = ++sequence_,
+                         .deadline = Clock::now() + comm_->spec().timeout,
+                         .finish = std::move(finish),
+                         .scratch = std::move(scratch)};
+  if (!comm_->usable()) comm_->throw_unusable(operation.name());
+  if (check_calls_) check_same_call(call, operation.name(), *operation.deadline);
   MPI_Request request = MPI_REQUEST_NULL;
+  int code = MPI_SUCCESS;
   {
     auto lock = mpi_lock();
-    check_mpi(post(&request), comm_->where(operation));
+    code = post(&request);
   }
-  return Work(std::make_shared<MpiWork>(
-      comm_, request, MpiOperation{operation, -1, deadline, std::move(finish), std::move(scratch)}));
+  if (code != MPI_SUCCESS) throw_mpi_error(code, comm_->where(operation.name()));
+  return Work(std::make_shared<MpiWork>(comm_, request, std::move(operation)));
 }
 
 Work MpiBackend::all_reduce(core::Buf data, ReduceOp op) {

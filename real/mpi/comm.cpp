@@ -16,8 +16,7 @@ MpiComm::~MpiComm() {
   auto lock = mpi_lock();
   int finalized = 0;
   MPI_Finalized(&finalized);
-  std::lock_guard state(mutex_);
-  if (!finalized && unusable_after_.empty() && spec_.comm != MPI_COMM_NULL)
+  if (!finalized && usable() && spec_.comm != MPI_COMM_NULL)
     (void)MPI_Comm_free(&spec_.comm);
 }
 
@@ -25,24 +24,22 @@ std::string MpiComm::where(const std::string& operation) const {
   return "mpi " + operation + " on the " + core::group_text(spec_.global_ranks);
 }
 
-void MpiComm::check_usable(const std::string& operation) const {
+void MpiComm::throw_unusable(const std::string& operation) const {
   std::lock_guard lock(mutex_);
-  if (!unusable_after_.empty())
-    throw BackendError(where(operation) + ": the group is unusable after the timeout of " +
-                       unusable_after_ + " (MPI cannot cancel it); create a new process group");
+  throw BackendError(where(operation) + ": the group is unusable after the timeout of " +
+                     unusable_after_ + " (MPI cannot cancel it); create a new process group");
 }
 
-void MpiComm::wait(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
-                   int peer) {
-  if (poll_until(request, deadline)) return;
+void MpiComm::wait(MPI_Request& request, Clock::time_point deadline, const std::string& operation) {
+  if (!poll_until(request, deadline)) timed_out(operation, -1);
+}
+
+void MpiComm::timed_out(const std::string& operation, int peer) {
   {
     std::lock_guard lock(mutex_);
     if (unusable_after_.empty()) unusable_after_ = operation;
+    unusable_.store(true, std::memory_order_release);
   }
-  throw_timeout(operation, peer);
-}
-
-void MpiComm::throw_timeout(const std::string& operation, int peer) const {
   std::vector<int> absent;
   std::string who = "a peer did not take part";
   if (peer >= 0) {

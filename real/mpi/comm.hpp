@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -41,21 +42,26 @@ class MpiComm {
   // "mpi all_reduce #3 on the group of world ranks [0, 1]"
   std::string where(const std::string& operation) const;
 
-  // BackendError when an earlier timeout left the group unusable.
-  void check_usable(const std::string& operation) const;
+  // Whether no timeout has left the group unusable; else throw_unusable says so.
+  bool usable() const noexcept { return !unusable_.load(std::memory_order_acquire); }
+  [[noreturn]] void throw_unusable(const std::string& operation) const;
+  void check_usable(const std::string& operation) const {
+    if (!usable()) throw_unusable(operation);
+  }
 
-  // Waits for `request` until `deadline`. On a timeout the group becomes unusable and
-  // TimeoutError names `peer` (a world rank; p2p) or, for a collective (peer < 0), the members
-  // that do not answer a roll call; the request stays pending, for the caller to abandon().
-  void wait(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
-            int peer = -1);
+  // After `operation` timed out: the group becomes unusable, and TimeoutError names `peer` (a
+  // world rank; p2p) or, for a collective (peer < 0), the members that do not answer a roll
+  // call. The request stays pending, for the caller to abandon().
+  [[noreturn]] void timed_out(const std::string& operation, int peer);
+
+  // Waits for `request` until `deadline`; timed_out(operation, -1) when it passes.
+  void wait(MPI_Request& request, Clock::time_point deadline, const std::string& operation);
 
  private:
-  [[noreturn]] void throw_timeout(const std::string& operation, int peer) const;
-
   MpiGroupSpec spec_;
+  std::atomic<bool> unusable_{false};
   mutable std::mutex mutex_;
-  std::string unusable_after_;  // the operation that timed out; empty while usable
+  std::string unusable_after_;  // the operation that timed out (under mutex_)
 };
 
 }  // namespace dist::real

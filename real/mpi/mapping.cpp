@@ -72,9 +72,9 @@ MPI_Op mpi_op(DType dtype, ReduceOp op) {
   return slot;
 }
 
-int mpi_count(std::size_t count, const std::string& operation) {
+int mpi_count(std::size_t count, const char* operation) {
   if (count > static_cast<std::size_t>(INT_MAX))
-    throw InvalidArgument("mpi " + operation + ": " + std::to_string(count) +
+    throw InvalidArgument("mpi " + std::string(operation) + ": " + std::to_string(count) +
                           " elements exceed MPI's int count (" + std::to_string(INT_MAX) +
                           "); split the tensor or use another backend");
   return static_cast<int>(count);

@@ -21,6 +21,6 @@ MPI_Datatype mpi_datatype(DType dtype);
 MPI_Op mpi_op(DType dtype, ReduceOp op);
 
 // `count` as MPI's int; InvalidArgument naming `operation` above INT_MAX elements (MPI-3 counts).
-int mpi_count(std::size_t count, const std::string& operation);
+int mpi_count(std::size_t count, const char* operation);
 
 }  // namespace dist::real

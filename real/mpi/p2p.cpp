@@ -8,23 +8,27 @@
 namespace dist::real {
 
 Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
-  const int world_peer = comm_->spec().global_ranks[static_cast<std::size_t>(peer)];
-  const std::string operation = std::string(is_send ? "send to" : "recv from") + " rank " +
-                                std::to_string(world_peer) + " (tag " + std::to_string(tag) + ")";
+  MpiOperation operation{.kind = is_send ? "send to" : "recv from",
+                         .peer = comm_->spec().global_ranks[static_cast<std::size_t>(peer)],
+                         .tag = tag,
+                         .deadline = {},
+                         .finish = {},
+                         .scratch = {}};
   if (tag > tag_limit_)
-    throw InvalidArgument(comm_->where(operation) + ": tag " + std::to_string(tag) +
+    throw InvalidArgument(comm_->where(operation.name()) + ": tag " + std::to_string(tag) +
                           " is above this MPI's largest tag, MPI_TAG_UB = " + std::to_string(tag_limit_));
-  comm_->check_usable(operation);
-  const int n = mpi_count(data.count, operation);
+  if (!comm_->usable()) comm_->throw_unusable(operation.name());
+  const int n = mpi_count(data.count, operation.kind);
   MPI_Request request = MPI_REQUEST_NULL;
+  int code = MPI_SUCCESS;
   {
     auto lock = mpi_lock();
     const MPI_Datatype type = mpi_datatype(data.dtype);
-    check_mpi(is_send ? MPI_Isend(data.data, n, type, peer, tag, comm_->handle(), &request)
-                      : MPI_Irecv(data.data, n, type, peer, tag, comm_->handle(), &request),
-              comm_->where(operation));
+    code = is_send ? MPI_Isend(data.data, n, type, peer, tag, comm_->handle(), &request)
+                   : MPI_Irecv(data.data, n, type, peer, tag, comm_->handle(), &request);
   }
-  return Work(std::make_shared<MpiWork>(comm_, request, MpiOperation{operation, world_peer, {}, {}, {}}));
+  if (code != MPI_SUCCESS) throw_mpi_error(code, comm_->where(operation.name()));
+  return Work(std::make_shared<MpiWork>(comm_, request, std::move(operation)));
 }
 
 Work MpiBackend::send(core::Buf data, int dst, int tag) { return p2p(data, dst, tag, true); }

@@ -27,6 +27,7 @@ State& state() {
   return s;
 }
 
+constexpr auto spin_period = std::chrono::microseconds(50);
 constexpr auto busy_period = std::chrono::milliseconds(200);
 constexpr auto idle_poll = std::chrono::microseconds(200);
 constexpr auto exit_grace = std::chrono::seconds(2);
@@ -66,8 +67,7 @@ void finalize_at_exit() {
 
 std::unique_lock<std::mutex> mpi_lock() { return std::unique_lock(state().mutex); }
 
-void check_mpi(int code, const std::string& where) {
-  if (code == MPI_SUCCESS) return;
+void throw_mpi_error(int code, const std::string& where) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int length = 0;
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
@@ -103,6 +103,7 @@ bool poll_until(MPI_Request& request, Clock::time_point deadline) {
     if (done) return true;
     const auto now = Clock::now();
     if (now >= deadline) return false;
+    if (now - start < spin_period) continue;  // a small operation is done within microseconds
     if (now - start < busy_period) std::this_thread::yield();
     else std::this_thread::sleep_for(idle_poll);
   }

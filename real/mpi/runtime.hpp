@@ -22,12 +22,18 @@ void ensure_mpi();
 // The lock every MPI call of dist is made under.
 std::unique_lock<std::mutex> mpi_lock();
 
-// Throws BackendError("mpi <where>: <MPI's error string>") unless `code` is MPI_SUCCESS.
-void check_mpi(int code, const std::string& where);
+// BackendError("mpi <where> failed: <MPI's error string>", code).
+[[noreturn]] void throw_mpi_error(int code, const std::string& where);
+// Throws it unless `code` is MPI_SUCCESS (hot paths test the code first, so as to build `where`
+// only on an error).
+inline void check_mpi(int code, const std::string& where) {
+  if (code != MPI_SUCCESS) throw_mpi_error(code, where);
+}
 
 // Polls `request` (under the lock) until it completes or `deadline` passes; true when it
-// completed (the request is then MPI_REQUEST_NULL). Busy-polls at first, since MPI progresses
-// non-blocking collectives only inside its calls, then polls every 200 µs.
+// completed (the request is then MPI_REQUEST_NULL). MPI progresses non-blocking collectives only
+// inside its calls, so it polls without pause for 50 µs, then yielding the CPU between polls up to
+// 200 ms, then every 200 µs.
 bool poll_until(MPI_Request& request, Clock::time_point deadline);
 
 // Hands over a request that was given up (a timeout, a Work dropped before completion), with the

@@ -3,6 +3,12 @@
 
 namespace dist::real {
 
+std::string MpiOperation::name() const {
+  if (peer >= 0)
+    return std::string(kind) + " rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
+  return std::string(kind) + " #" + std::to_string(sequence);
+}
+
 MpiWork::MpiWork(std::shared_ptr<MpiComm> comm, MPI_Request request, MpiOperation operation)
     : comm_(std::move(comm)), request_(request), operation_(std::move(operation)) {}
 
@@ -27,7 +33,7 @@ void MpiWork::wait() {
   if (!done_) {
     try {
       const auto deadline = operation_.deadline.value_or(Clock::now() + comm_->spec().timeout);
-      comm_->wait(request_, deadline, operation_.name, operation_.peer);
+      if (!poll_until(request_, deadline)) comm_->timed_out(operation_.name(), operation_.peer);
       complete();
     } catch (...) {
       // A timeout gave the request up already; an MPI error while polling leaves it to us.
@@ -46,7 +52,8 @@ bool MpiWork::is_completed() {
   int finished = 0;
   try {
     auto mpi = mpi_lock();
-    check_mpi(MPI_Test(&request_, &finished, MPI_STATUS_IGNORE), operation_.name);
+    if (const int code = MPI_Test(&request_, &finished, MPI_STATUS_IGNORE); code != MPI_SUCCESS)
+      throw_mpi_error(code, comm_->where(operation_.name()));
   } catch (...) {
     error_ = std::current_exception();
     done_ = true;

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -20,12 +21,19 @@
 
 namespace dist::real {
 
+// What a Work needs to finish an operation and, on an error, to name it (the name is built only
+// then: the common path makes no strings).
 struct MpiOperation {
-  std::string name;                           // "all_reduce #3", "send to rank 1 (tag 0)"
+  const char* kind = "";                      // "all_reduce", ..., or "send to" / "recv from"
+  std::uint64_t sequence = 0;                 // a collective's number in its group
   int peer = -1;                              // the world rank a p2p operation talks to
+  int tag = 0;                                // a p2p operation's tag
   std::optional<Clock::time_point> deadline;  // none: the group's timeout from wait()
   std::function<void()> finish;               // after completion, on the waiting thread
   std::vector<std::byte> scratch;             // memory MPI uses until completion
+
+  // "all_reduce #3", "send to rank 1 (tag 0)"
+  std::string name() const;
 };
 
 class MpiWork final : public detail::WorkState {
