@@ -1,9 +1,11 @@
 // The mpi backend's failure paths (run with a 3 s timeout, mpirun -n 3): a rank that arrives
 // late is named in the TimeoutError of the others, who leave the group unusable rather than
-// reuse it; the late rank's own call completes when it arrives, as MPI matches it then.
+// reuse it; the late rank's own call completes when it arrives, as MPI matches it then. Then
+// the world is destroyed and joined again on the same MPI.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +46,30 @@ TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
     }
   }
   dist::barrier();  // the world group is unaffected
+}
+
+}  // namespace
+
+namespace {
+
+// After the timeout above, this process's MPI stays initialised and a new world joins on it: the
+// retired group does not stand in the way of destroy_dist and init_dist.
+TEST(MpiLifecycle, DestroyAndInitAgainJoinsANewWorld) {
+  const int world = dist::get_world_size();
+  dist::barrier();
+  dist::destroy_dist();
+  EXPECT_FALSE(dist::is_distributed());
+  // A new port: on the old one, a fast rank could reach rank 0's store before rank 0 has closed
+  // it (a race of the TCP store's re-creation on one port, whatever the backend).
+  const int port = std::stoi(std::getenv("MASTER_PORT")) + 1;
+  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  dist::InitOptions options;
+  options.timeout = std::chrono::seconds(30);
+  dist::init_dist("mpi", dist::Backend::mpi, options);
+  ASSERT_EQ(dist::get_world_size(), world);
+  std::vector<std::int32_t> v{1};
+  dist::all_reduce(v);
+  EXPECT_EQ(v[0], world);
 }
 
 }  // namespace
