@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Merges dist_bench / dist_mpi_bench / torch_bench.py JSON files (several runs each: the median is
+"""Merges dist_bench / dist_mpi_bench / dist_mpi_pairs / torch_bench.py JSON files (several runs each: the median is
 kept), prints the table of issue 7's targets (and issue 6's gloo-vs-MPI ratios) with measured
 ratios, checks for regressions against a baseline, and draws busbw against message size."""
 import argparse
@@ -155,6 +155,20 @@ def control_rows(t):
                   "the pairing's own bias: gloo rows are trusted only when this is met")
 
 
+def mpi_rows(t):
+    """dist's mpi backend against MPI's own non-blocking call polled alone, and against the
+    blocking call, from dist_mpi_pairs (the three alternate batch by batch in one run): the
+    medians of the rounds' ratios. No issue sets a goal for them: reported."""
+    for name in sorted(t.results):
+        m = re.match(r"(\w+)/mpi_vs_nonblocking/(ranks:\d+.*)$", name)
+        b = t.results[name]
+        if m and "ratio" in b:
+            t.add(f"[mpi] {m.group(1)} {m.group(2)} / MPI non-blocking", b["real_time"],
+                  fmt_us(b.get("base_us")), b["ratio"], "(report)", None,
+                  f"alternating batches, median of {int(b.get('pairs', 0))} rounds; / blocking "
+                  f"MPI ({fmt_us(b.get('blocking_us'))}): {b.get('ratio_blocking', float('nan')):.2f}")
+
+
 def targets(results):
     t = Table()
     t.results = results
@@ -174,6 +188,7 @@ def targets(results):
     torch_rows(t, 8)
     gloo_rows(t)
     control_rows(t)
+    mpi_rows(t)
     for n in (2, 4):
         for size, label in ((8, "8 B"), (1 << 20, "1 MiB"), (mib64, "64 MiB")):
             ours = f"all_reduce/gloo/ranks:{n}/bytes:{size}"
