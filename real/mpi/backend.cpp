@@ -61,17 +61,21 @@ void MpiBackend::await(MPI_Request& request, Clock::time_point deadline, const s
 
 void MpiBackend::check_same_call(const Fingerprint& mine, const std::string& operation,
                                  Clock::time_point deadline) {
-  std::vector<std::byte> all(sizeof(Fingerprint) * static_cast<std::size_t>(size()));
+  // Every rank's fingerprint, then this rank's own: MPI may still read and write both after a
+  // timeout, so both live in the scratch that goes with the request.
+  const std::size_t bytes = sizeof(Fingerprint) * static_cast<std::size_t>(size());
+  std::vector<std::byte> all(bytes + sizeof(Fingerprint));
+  std::memcpy(all.data() + bytes, &mine, sizeof(Fingerprint));
   MPI_Request request = MPI_REQUEST_NULL;
   {
     auto lock = mpi_lock();
-    check_mpi(MPI_Iallgather(&mine, sizeof(Fingerprint), MPI_BYTE, all.data(), sizeof(Fingerprint),
-                             MPI_BYTE, comm_->handle(), &request),
+    check_mpi(MPI_Iallgather(all.data() + bytes, sizeof(Fingerprint), MPI_BYTE, all.data(),
+                             sizeof(Fingerprint), MPI_BYTE, comm_->handle(), &request),
               comm_->where(operation) + " (checking that every rank makes the same call)");
   }
   await(request, deadline, operation, all);
   std::vector<Fingerprint> calls(static_cast<std::size_t>(size()));
-  std::memcpy(calls.data(), all.data(), all.size());
+  std::memcpy(calls.data(), all.data(), bytes);
   core::check_fingerprints(calls, comm_->spec().global_ranks,
                            "collective #" + std::to_string(sequence_) + " on the " +
                                core::group_text(comm_->spec().global_ranks));
