@@ -28,4 +28,15 @@ std::chrono::milliseconds roll_call_window(std::chrono::milliseconds timeout);
 RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members, int me,
                    std::chrono::milliseconds window);
 
+// Whom a timed-out call names, as the real backends' TimeoutError does: `peer` (a world rank) for
+// a p2p call ("rank 1 did not take part"); else, with a store, the members that do not answer the
+// roll call `key` within roll_call_window(timeout) ("rank 2 never arrived (no answer within ...)");
+// else nobody ("a peer did not take part").
+struct Absentees {
+  std::vector<int> ranks;
+  std::string phrase;
+};
+Absentees name_absentees(Store* store, const std::string& key, const std::vector<int>& members,
+                         int me, std::chrono::milliseconds timeout, int peer);
+
 }  // namespace dist::core

@@ -105,23 +105,11 @@ int ErrorMapper::lost_rank(const std::string& message, int peer) const {
 
 void ErrorMapper::throw_timeout(const std::string& where, const std::string& operation, int peer,
                                 const std::string& gloo_message) const {
-  std::vector<int> absent;
-  std::string who = "a peer did not take part";
-  if (peer >= 0) {
-    absent = {peer};
-    who = core::ranks_phrase(absent) + " did not take part";
-  } else if (store_) {
-    const auto window = core::roll_call_window(timeout_);
-    const auto roll = core::roll_call(*store_, prefix_ + "/" + operation, global_ranks_, me_, window);
-    absent = roll.absent;
-    if (!absent.empty())
-      who = core::ranks_phrase(absent) + " never arrived (no answer within " +
-            std::to_string(window.count()) + " ms of this rank's timeout" +
-            (roll.complete ? "" : "; the store failed during the roll call") + ")";
-  }
-  throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) + " ms: " + who +
-                         " (gloo: " + gloo_message + ")",
-                     absent);
+  auto absent = core::name_absentees(store_.get(), prefix_ + "/" + operation, global_ranks_, me_,
+                                     timeout_, peer);
+  throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) +
+                         " ms: " + absent.phrase + " (gloo: " + gloo_message + ")",
+                     std::move(absent.ranks));
 }
 
 void ErrorMapper::rethrow_current(const std::string& operation, int peer,

@@ -40,25 +40,12 @@ void MpiComm::timed_out(const std::string& operation, int peer) {
     if (unusable_after_.empty()) unusable_after_ = operation;
     unusable_.store(true, std::memory_order_release);
   }
-  std::vector<int> absent;
-  std::string who = "a peer did not take part";
-  if (peer >= 0) {
-    absent = {peer};
-    who = core::ranks_phrase(absent) + " did not take part";
-  } else if (spec_.store) {
-    const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
-    const auto window = core::roll_call_window(spec_.timeout);
-    const auto roll = core::roll_call(*spec_.store, spec_.prefix + "/" + operation,
-                                      spec_.global_ranks, me, window);
-    absent = roll.absent;
-    if (!absent.empty())
-      who = core::ranks_phrase(absent) + " never arrived (no answer within " +
-            std::to_string(window.count()) + " ms of this rank's timeout" +
-            (roll.complete ? "" : "; the store failed during the roll call") + ")";
-  }
+  const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
+  auto absent = core::name_absentees(spec_.store.get(), spec_.prefix + "/" + operation,
+                                     spec_.global_ranks, me, spec_.timeout, peer);
   throw TimeoutError(where(operation) + " timed out after " + std::to_string(spec_.timeout.count()) +
-                         " ms: " + who,
-                     absent);
+                         " ms: " + absent.phrase,
+                     std::move(absent.ranks));
 }
 
 }  // namespace dist::real

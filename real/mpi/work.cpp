@@ -1,4 +1,5 @@
-// MpiWork: completion through MpiComm::wait (deadline, timeout errors) or one MPI_Test.
+// MpiWork: completion by polling against the deadline (MpiComm::timed_out on a timeout) or by one
+// MPI_Test.
 #include "real/mpi/work.hpp"
 
 namespace dist::real {
@@ -36,7 +37,7 @@ void MpiWork::wait() {
       if (!poll_until(request_, deadline)) comm_->timed_out(operation_.name(), operation_.peer);
       complete();
     } catch (...) {
-      // A timeout gave the request up already; an MPI error while polling leaves it to us.
+      // A timeout or an MPI error leaves the request pending: give it up, with its scratch.
       abandon(request_, std::move(operation_.scratch));
       request_ = MPI_REQUEST_NULL;
       error_ = std::current_exception();
