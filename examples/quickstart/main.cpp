@@ -129,7 +129,7 @@ int show_desync() {
   } catch (const dist::sim::RunError& e) {
     std::istringstream message(e.what());
     std::string l;
-    for (int i = 0; i < 4 && std::getline(message, l); ++i) std::printf("  %s\n", l.c_str());
+    while (std::getline(message, l)) std::printf("  %s\n", l.c_str());  // the whole message
     if (!e.failed_with<dist::DesyncError>(0) || !e.failed_with<dist::DesyncError>(1)) {
       std::fprintf(stderr, "quickstart: expected a DesyncError on both ranks\n");
       return 1;
