@@ -1,6 +1,6 @@
-// Hand-computed collective results on sim: MMEngine's documented examples (semantics doc §1.3),
-// the edge semantics of the reductions (wrapping, truncating mean, rank-order folding, per-step
-// rounding, -0 < +0, first NaN wins) and the one-rank identity.
+// What only sim promises, bit for bit with reference/: floats fold in rank order, half types round
+// after every step, -0 < +0 and the first NaN wins in min/max; and worlds of 64 and 256 ranks.
+// (The results every backend must give are in testing/conformance/.)
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -10,12 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/tests/conformance.hpp"
+#include "sim/tests/sim_test_util.hpp"
 
 namespace {
 
-using namespace conformance;
-using I64 = std::vector<std::int64_t>;
+using namespace sim_test;
 
 // all_reduce over world size in.size(), rank r contributing in[r]; returns every rank's result.
 template <class T>
@@ -32,74 +31,6 @@ template <class T> std::vector<std::uint64_t> bits(const std::vector<T>& v) {
   std::vector<std::uint64_t> out;
   for (const T& x : v) out.push_back(bits_of(x));
   return out;
-}
-
-TEST(MMEngineExamples, Int64OpTableAtWorldTwo) {
-  const std::vector<I64> in{{6, 3}, {5, 10}};
-  const std::pair<const char*, I64> table[] = {{"sum", {11, 13}}, {"product", {30, 30}},
-                                               {"min", {5, 3}},   {"max", {6, 10}},
-                                               {"band", {4, 2}},  {"bor", {7, 11}},
-                                               {"bxor", {3, 9}}};
-  for (const auto& [op, expected] : table)
-    EXPECT_EQ(all_reduce_of(in, op), (std::vector<I64>{expected, expected})) << op;
-}
-
-TEST(MMEngineExamples, IntegerMeanTruncatesTowardZero) {
-  EXPECT_EQ(all_reduce_of<std::int64_t>({{1, 2}, {2, 2}}, "mean"), (std::vector<I64>(2, {1, 2})));
-  EXPECT_EQ(all_reduce_of<std::int64_t>({{-1}, {-2}}, "mean"), (std::vector<I64>(2, {-1})));
-  EXPECT_EQ(all_reduce_of<std::int64_t>({{1}, {2}, {3}}, "mean"), (std::vector<I64>(3, {2})));
-  EXPECT_EQ(all_reduce_of<std::int64_t>({{1, 2}, {1, 2}, {2, 2}}, "mean"),
-            (std::vector<I64>(3, {1, 2})));
-  // Exact, unlike MMEngine's float32 path (which gives 16777216 here).
-  EXPECT_EQ(all_reduce_of<std::int64_t>({{16777217}, {16777217}}, "mean"),
-            (std::vector<I64>(2, {16777217})));
-}
-
-TEST(MMEngineExamples, Uint8SumWraps) {
-  using U8 = std::vector<std::uint8_t>;
-  EXPECT_EQ(all_reduce_of<std::uint8_t>({{1, 2, 3}, {200, 200, 200}}, "sum"),
-            (std::vector<U8>(2, {201, 202, 203})));
-  EXPECT_EQ(all_reduce_of<std::uint8_t>({{100, 200, 255}, {200, 100, 1}}, "sum"),
-            (std::vector<U8>(2, {44, 44, 0})));
-}
-
-TEST(MMEngineExamples, BroadcastFromRankOne) {
-  const auto got = dist::sim::run(world(2), [] {
-    I64 v = dist::get_rank() == 0 ? I64{7, 8} : I64{8, 9};
-    dist::broadcast(v, 1);
-    return v;
-  });
-  EXPECT_EQ(got, (std::vector<I64>(2, {8, 9})));
-}
-
-TEST(MMEngineExamples, GatherToRankOneGivesRankZeroAnEmptyList) {
-  const auto got = dist::sim::run(world(2), [] {
-    const I64 v{dist::get_rank() * 10};
-    const auto parts = dist::gather(v, 1);
-    const auto tensors = dist::gather(dist::Tensor::from(v), 1);
-    require(parts.size() == tensors.size(), "vector and tensor gathers disagree on the size");
-    return parts;
-  });
-  EXPECT_EQ(got[0], (std::vector<I64>{}));
-  EXPECT_EQ(got[1], (std::vector<I64>{{0}, {10}}));
-}
-
-TEST(EdgeSemantics, IntegerSumAndProductWrap) {
-  EXPECT_EQ(all_reduce_of<std::int8_t>({{127, -128}, {1, -1}}, dist::ReduceOp::sum),
-            (std::vector<std::vector<std::int8_t>>(2, {-128, 127})));
-  EXPECT_EQ(all_reduce_of<std::int32_t>({{65536}, {65536}}, dist::ReduceOp::product),
-            (std::vector<std::vector<std::int32_t>>(2, {0})));
-  constexpr auto max64 = std::numeric_limits<std::uint64_t>::max();
-  EXPECT_EQ(all_reduce_of<std::uint64_t>({{max64}, {2}}, dist::ReduceOp::sum),
-            (std::vector<std::vector<std::uint64_t>>(2, {1})));
-}
-
-TEST(EdgeSemantics, IntegerMeanOfWrappedSum) {
-  // -4 / 3 truncates to -1 (floor would give -2); 100 + 100 wraps to -56 in int8, then / 2.
-  EXPECT_EQ(all_reduce_of<std::int32_t>({{-1}, {-1}, {-2}}, "MEAN"),
-            (std::vector<std::vector<std::int32_t>>(3, {-1})));
-  EXPECT_EQ(all_reduce_of<std::int8_t>({{100}, {100}}, "mean"),
-            (std::vector<std::vector<std::int8_t>>(2, {-28})));
 }
 
 TEST(EdgeSemantics, FloatsFoldInRankOrder) {
@@ -148,45 +79,49 @@ TEST(EdgeSemantics, FirstNaNWinsInMinMax) {
   for (const auto& v : got_h) EXPECT_EQ(v.front().bits, 0x7E05);
 }
 
-// A one-rank world leaves data untouched (bit for bit, even NaN payloads), and the gathering
-// collectives return the rank's own data.
-template <class T> class OneRank : public conformance::Test {};
-TYPED_TEST_SUITE(OneRank, AllDTypes, DTypeName);
-
-TYPED_TEST(OneRank, IsTheIdentity) {
-  using T = TypeParam;
-  const auto in = input<T>(0, 40);
-  const auto got = dist::sim::run(world(1), [&] {
-    std::vector<std::vector<T>> out;
-    for (auto op : ops_for<T>()) {
-      auto v = in;
-      dist::all_reduce(v, op);
-      out.push_back(v);
-      dist::reduce(std::span<T>(v), 0, op);
-      out.push_back(v);
-      out.push_back(dist::reduce_scatter(in, op));
-    }
-    auto v = in;
-    dist::all_reduce(v, "avg");  // not validated on one rank, as in MMEngine
-    out.push_back(v);
-    dist::broadcast(v, 0);
-    out.push_back(v);
-    const auto gathered = dist::all_gather(in);
-    require(gathered.size() == 1, "all_gather on one rank must return one part");
-    out.push_back(gathered[0]);
-    const auto tensors = dist::all_gather(dist::Tensor::from(in));
-    require(tensors.size() == 1, "all_gather(Tensor) on one rank must return one part");
-    out.push_back(values_of<T>(tensors[0]));
-    const auto g = dist::gather(in, 0);
-    require(g.size() == 1, "gather on one rank must return one part");
-    out.push_back(g[0]);
-    std::vector<T> s(in.size());
-    dist::scatter(s, std::vector<std::vector<T>>{in}, 0);
-    out.push_back(s);
-    out.push_back(dist::all_to_all(in));
-    return out;
+// Many ranks (more than cores): a few all_reduces at 64 and 256 ranks.
+template <class T> void check_large_world(int n, dist::ReduceOp op, std::size_t count) {
+  const auto salt = static_cast<std::uint64_t>(op);
+  const auto got = dist::sim::run(world(n), [&] {
+    auto v = input<T>(dist::get_rank(), count, salt);
+    dist::all_reduce(v, op);
+    return v;
   });
-  for (std::size_t c = 0; c < got[0].size(); ++c) EXPECT_EQ(bits(got[0][c]), bits(in)) << "case " << c;
+  const auto expected = from_ref<T>(ref::all_reduce(to_ref(inputs<T>(n, count, salt)), to_ref(op)));
+  EXPECT_TRUE(bits_equal(got, expected)) << "world " << n << ", op " << dist::to_string(op);
+}
+
+TEST(AllReduceLargeWorld, SixtyFourRanks) {
+  check_large_world<float>(64, dist::ReduceOp::sum, 3001);
+  check_large_world<std::int32_t>(64, dist::ReduceOp::mean, 7);
+  check_large_world<dist::float16>(64, dist::ReduceOp::max, 5);
+}
+
+TEST(AllReduceLargeWorld, TwoHundredFiftySixRanks) {
+  check_large_world<std::int64_t>(256, dist::ReduceOp::sum, 5);
+  check_large_world<dist::bfloat16>(256, dist::ReduceOp::mean, 3);
+}
+
+// More ranks than cores: broadcast, all_gather and barrier at 64 and 256 ranks.
+TEST(LargeWorld, BroadcastAllGatherBarrier) {
+  for (int n : {64, 256}) {
+    const int src = n - 3;
+    const auto got = dist::sim::run(world(n), [src] {
+      const int rank = dist::get_rank();
+      auto b = input<double>(rank, 5);
+      dist::broadcast(b, src);
+      dist::barrier();
+      const auto gathered = concat(dist::all_gather(input<std::int32_t>(rank, 3)));
+      dist::barrier();
+      return std::pair{b, gathered};
+    });
+    const auto b_expected = ref::broadcast(inputs<double>(n, 5), src);
+    const auto g_expected = ref::all_gather(inputs<std::int32_t>(n, 3));
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      EXPECT_TRUE(bits_equal(got[r].first, b_expected[r])) << "world " << n << ", rank " << r;
+      EXPECT_TRUE(bits_equal(got[r].second, g_expected[r])) << "world " << n << ", rank " << r;
+    }
+  }
 }
 
 }  // namespace

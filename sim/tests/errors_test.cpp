@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/tests/conformance.hpp"
+#include "sim/tests/sim_test_util.hpp"
 
 namespace {
 
-using namespace conformance;
+using namespace sim_test;
 using ::testing::HasSubstr;
 
 // Runs `body` on every rank of `n`, expects each rank to fail with InvalidArgument, and checks

@@ -9,11 +9,11 @@
 #include <span>
 #include <vector>
 
-#include "sim/tests/conformance.hpp"
+#include "sim/tests/sim_test_util.hpp"
 
 namespace {
 
-using namespace conformance;
+using namespace sim_test;
 using ::testing::HasSubstr;
 
 struct Answers {

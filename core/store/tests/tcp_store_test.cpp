@@ -17,6 +17,7 @@
 
 #include "core/store/tcp_store.hpp"
 #include "dist/errors.hpp"
+#include "testing/ports.hpp"
 
 namespace {
 
@@ -26,6 +27,7 @@ using dist::core::TcpStore;
 using dist::core::TcpStoreOptions;
 using dist::core::to_bytes;
 using Clock = std::chrono::steady_clock;
+using test_support::free_port;
 
 TcpStoreOptions options(bool server, std::uint16_t port, std::chrono::milliseconds timeout = 10s) {
   TcpStoreOptions o;
@@ -34,19 +36,6 @@ TcpStoreOptions options(bool server, std::uint16_t port, std::chrono::millisecon
   o.is_server = server;
   o.timeout = timeout;
   return o;
-}
-
-// A port nothing listens on right now (bound to 0 and released).
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // A raw connection for sending arbitrary bytes to the store's port.

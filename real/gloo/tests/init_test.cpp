@@ -9,13 +9,14 @@
 #include "core/store/tcp_store.hpp"
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
-#include "real/gloo/tests/process_util.hpp"
+#include "testing/ports.hpp"
+#include "testing/processes.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-using process_test::ScopedEnv;
+using test_support::ScopedEnv;
 
 void expect_invalid_naming(const std::function<void()>& f, const std::string& needle,
                            bool distributed_before = false) {
@@ -37,7 +38,7 @@ TEST(InitProcessGroup, EnvMethodNamesEachMissingVariable) {
   expect_invalid_naming(init, "MASTER_PORT is not set");
   ScopedEnv p2("MASTER_PORT", "http");
   expect_invalid_naming(init, "MASTER_PORT='http' is not an integer");
-  ScopedEnv p3("MASTER_PORT", std::to_string(process_test::free_port()));
+  ScopedEnv p3("MASTER_PORT", std::to_string(test_support::free_port()));
   expect_invalid_naming(init, "RANK is not set");
   ScopedEnv r2("RANK", "0");
   expect_invalid_naming(init, "WORLD_SIZE is not set");
@@ -64,7 +65,7 @@ TEST(InitProcessGroup, BadArgumentsAreInvalid) {
 }
 
 TEST(InitProcessGroup, OneProcessWorldOverTcpThenDestroy) {
-  const std::string url = "tcp://127.0.0.1:" + std::to_string(process_test::free_port()) + "?rank=0&world_size=1";
+  const std::string url = "tcp://127.0.0.1:" + std::to_string(test_support::free_port()) + "?rank=0&world_size=1";
   dist::init_process_group(dist::Backend::gloo, url, -1, -1, 5s);
   EXPECT_TRUE(dist::is_distributed());
   EXPECT_EQ(dist::get_backend(), dist::Backend::gloo);
@@ -107,7 +108,7 @@ TEST(InitProcessGroup, PortInUseIsAClearError) {
 TEST(InitProcessGroup, ANonZeroRankWithNoStoreTimesOut) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(dist::init_process_group(dist::Backend::gloo,
-                                        "tcp://127.0.0.1:" + std::to_string(process_test::free_port()), 1, 2, 300ms),
+                                        "tcp://127.0.0.1:" + std::to_string(test_support::free_port()), 1, 2, 300ms),
                dist::TimeoutError);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
 }

@@ -7,12 +7,13 @@
 
 #include "core/init/launcher.hpp"
 #include "dist/dist.hpp"
-#include "real/gloo/tests/process_util.hpp"
+#include "testing/ports.hpp"
+#include "testing/processes.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
-using process_test::ScopedEnv;
+using test_support::ScopedEnv;
 
 class Launcher : public ::testing::Test {
  protected:
@@ -33,7 +34,7 @@ class Launcher : public ::testing::Test {
     const char* v = std::getenv(name);
     return v ? v : "<unset>";
   }
-  static std::string port() { return std::to_string(process_test::free_port()); }
+  static std::string port() { return std::to_string(test_support::free_port()); }
 
   // init_dist must fail with InvalidArgument containing `needle`.
   static void expect_error(std::string_view launcher, const std::string& needle, dist::InitOptions o = {}) {

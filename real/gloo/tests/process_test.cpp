@@ -10,12 +10,13 @@
 
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
-#include "real/gloo/tests/process_util.hpp"
+#include "testing/ports.hpp"
+#include "testing/processes.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
-using process_test::run_processes;
+using test_support::run_processes;
 
 // The work each process does once its world is up; returns a text every rank must agree on.
 std::string exercise_world(int rank, int n) {
@@ -38,7 +39,7 @@ std::string expected_text(int n) {
   return text;
 }
 
-void expect_all_ok(const std::vector<process_test::ProcessResult>& results, const std::string& text) {
+void expect_all_ok(const std::vector<test_support::ProcessResult>& results, const std::string& text) {
   ASSERT_FALSE(results.empty());
   for (const auto& r : results) {
     EXPECT_FALSE(r.hung) << "rank " << r.rank << " hung";
@@ -49,7 +50,7 @@ void expect_all_ok(const std::vector<process_test::ProcessResult>& results, cons
 
 TEST(GlooProcesses, TcpInitMethod) {
   for (const int n : {2, 3, 4}) {
-    const std::string url = "tcp://127.0.0.1:" + std::to_string(process_test::free_port());
+    const std::string url = "tcp://127.0.0.1:" + std::to_string(test_support::free_port());
     expect_all_ok(run_processes(n, [&](int rank) {
       dist::init_process_group(dist::Backend::gloo, url, rank, n, 20s);
       auto text = exercise_world(rank, n);
@@ -62,7 +63,7 @@ TEST(GlooProcesses, TcpInitMethod) {
 
 TEST(GlooProcesses, EnvInitMethod) {
   const int n = 3;
-  const std::string port = std::to_string(process_test::free_port());
+  const std::string port = std::to_string(test_support::free_port());
   expect_all_ok(run_processes(n, [&](int rank) {
     ::setenv("MASTER_ADDR", "127.0.0.1", 1);
     ::setenv("MASTER_PORT", port.c_str(), 1);
@@ -91,8 +92,8 @@ TEST(GlooProcesses, FileInitMethodRemovesItsFile) {
 }
 
 // Each survivor reports what it caught; `victim` is killed with SIGKILL after the first all_reduce.
-std::vector<process_test::ProcessResult> kill_one(int n, int victim) {
-  const std::string url = "tcp://127.0.0.1:" + std::to_string(process_test::free_port());
+std::vector<test_support::ProcessResult> kill_one(int n, int victim) {
+  const std::string url = "tcp://127.0.0.1:" + std::to_string(test_support::free_port());
   return run_processes(n, [&](int rank) -> std::string {
     dist::init_process_group(dist::Backend::gloo, url, rank, n, 10s);
     std::vector<std::int64_t> v{1};
@@ -112,7 +113,7 @@ std::vector<process_test::ProcessResult> kill_one(int n, int victim) {
   }, 40s);
 }
 
-void expect_everyone_names(const std::vector<process_test::ProcessResult>& results, int victim) {
+void expect_everyone_names(const std::vector<test_support::ProcessResult>& results, int victim) {
   for (const auto& r : results) {
     EXPECT_FALSE(r.hung) << "rank " << r.rank << " hung";
     if (r.rank == victim) {
@@ -148,7 +149,7 @@ std::string local_layout_report() {
   return text;
 }
 
-void expect_two_nodes_of_two(const std::vector<process_test::ProcessResult>& results) {
+void expect_two_nodes_of_two(const std::vector<test_support::ProcessResult>& results) {
   const std::vector<std::string> expected{"ok: 0/2 sum 1", "ok: 1/2 sum 1", "ok: 0/2 sum 5",
                                           "ok: 1/2 sum 5"};
   ASSERT_EQ(results.size(), expected.size());
@@ -159,7 +160,7 @@ void expect_two_nodes_of_two(const std::vector<process_test::ProcessResult>& res
 }
 
 TEST(GlooProcesses, InitDistPytorchLauncherMakesNodeLocalGroups) {
-  const std::string port = std::to_string(process_test::free_port());
+  const std::string port = std::to_string(test_support::free_port());
   expect_two_nodes_of_two(run_processes(4, [&](int rank) {
     ::setenv("RANK", std::to_string(rank).c_str(), 1);
     ::setenv("WORLD_SIZE", "4", 1);
@@ -175,7 +176,7 @@ TEST(GlooProcesses, InitDistPytorchLauncherMakesNodeLocalGroups) {
 }
 
 TEST(GlooProcesses, InitDistSlurmLauncherMakesNodeLocalGroups) {
-  const int port = process_test::free_port();
+  const int port = test_support::free_port();
   expect_two_nodes_of_two(run_processes(4, [&](int rank) {
     ::setenv("SLURM_PROCID", std::to_string(rank).c_str(), 1);
     ::setenv("SLURM_NTASKS", "4", 1);
@@ -189,7 +190,7 @@ TEST(GlooProcesses, InitDistSlurmLauncherMakesNodeLocalGroups) {
 
 // mpirun on one host: every rank on this node, local ranks as OpenMPI numbers them.
 TEST(GlooProcesses, InitDistMpiLauncherOnOneHost) {
-  const std::string port = std::to_string(process_test::free_port());
+  const std::string port = std::to_string(test_support::free_port());
   const auto results = run_processes(3, [&](int rank) {
     ::setenv("OMPI_COMM_WORLD_RANK", std::to_string(rank).c_str(), 1);
     ::setenv("OMPI_COMM_WORLD_SIZE", "3", 1);

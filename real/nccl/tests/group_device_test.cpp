@@ -10,7 +10,8 @@
 #include <string>
 
 #include "dist/init.hpp"
-#include "real/gloo/tests/process_util.hpp"
+#include "testing/ports.hpp"
+#include "testing/processes.hpp"
 #include "real/nccl/tests/nccl_test_util.hpp"
 
 namespace {
@@ -151,10 +152,10 @@ TEST(NcclFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
 
 TEST(NcclInitDist, PicksTheDeviceOfTheLocalRank) {
   if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
-  using process_test::ScopedEnv;
+  using test_support::ScopedEnv;
   const int local_rank = 1;
   ScopedEnv rank("RANK", "0"), world("WORLD_SIZE", "1"), local("LOCAL_RANK", std::to_string(local_rank)),
-      addr("MASTER_ADDR", "127.0.0.1"), port("MASTER_PORT", std::to_string(process_test::free_port()));
+      addr("MASTER_ADDR", "127.0.0.1"), port("MASTER_PORT", std::to_string(test_support::free_port()));
   dist::init_dist("pytorch", dist::Backend::nccl);
   EXPECT_EQ(dist::get_comm_device(), dist::Device::cuda(local_rank % gpu_count()));
   EXPECT_EQ(dist::get_backend(), dist::Backend::nccl);

@@ -1,17 +1,14 @@
 // Helpers of the nccl device tests: why a test must skip (no GPU, too few GPUs), ranks as threads
-// with one GPU each, device copies of vectors, reference types and exact-sum inputs.
+// with one GPU each, device copies of vectors, exact-sum inputs; the reference bridge is testing/'s.
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -22,12 +19,13 @@
 #include "dist/dist.hpp"
 #include "real/nccl/world.hpp"
 #include "real/world.hpp"
-#include "reference/collectives.hpp"
+#include "testing/inputs.hpp"
+#include "testing/typed_tests.hpp"
 
 namespace nccl_test {
 
 using namespace std::chrono_literals;
-namespace ref = dist::reference;
+using namespace test_support;
 
 inline int gpu_count() {
   int n = 0;
@@ -102,97 +100,7 @@ template <class T> class DeviceVector {
   int device_ = 0;
 };
 
-using AllDTypes = ::testing::Types<std::int8_t, std::uint8_t, std::int32_t, std::uint32_t,
-                                   std::int64_t, std::uint64_t, dist::float16, dist::bfloat16,
-                                   float, double>;
-struct DTypeName {
-  template <class T> static std::string GetName(int) { return std::string(dist::to_string(dist::dtype_v<T>)); }
-};
-
-template <class T> inline constexpr bool is_half_v =
-    std::is_same_v<T, dist::float16> || std::is_same_v<T, dist::bfloat16>;
-template <class T> struct RefType { using type = T; };
-template <> struct RefType<dist::float16> { using type = ref::Half; };
-template <> struct RefType<dist::bfloat16> { using type = ref::BFloat16; };
-template <class T> using ref_t = typename RefType<T>::type;
-
-template <class T> ref::PerRank<ref_t<T>> to_ref(const std::vector<std::vector<T>>& in) {
-  ref::PerRank<ref_t<T>> out;
-  for (const auto& v : in) {
-    out.emplace_back();
-    for (const T& x : v) {
-      if constexpr (is_half_v<T>) out.back().push_back(ref_t<T>{x.bits});
-      else out.back().push_back(x);
-    }
-  }
-  return out;
-}
-template <class T> std::vector<std::vector<T>> from_ref(const ref::PerRank<ref_t<T>>& in) {
-  std::vector<std::vector<T>> out;
-  for (const auto& v : in) {
-    out.emplace_back();
-    for (const auto& x : v) {
-      if constexpr (is_half_v<T>) out.back().push_back(T::from_bits(x.bits));
-      else out.back().push_back(x);
-    }
-  }
-  return out;
-}
-inline ref::Op to_ref(dist::ReduceOp op) { return static_cast<ref::Op>(static_cast<int>(op)); }
-
-template <class T> double as_double(T v) {
-  if constexpr (is_half_v<T>) return static_cast<double>(static_cast<float>(v));
-  else return static_cast<double>(v);
-}
-
-// How far a result may be from the reference: exact, except a floating mean (NCCL's ncclAvg
-// scales before or after summing, so it may round differently from sum / n).
-template <class T> double tolerance(dist::ReduceOp op) {
-  if (op != dist::ReduceOp::mean || std::is_integral_v<T>) return 0;
-  if constexpr (std::is_same_v<T, dist::bfloat16>) return 0.05;
-  if constexpr (std::is_same_v<T, dist::float16>) return 0.01;
-  if constexpr (std::is_same_v<T, float>) return 1e-5;
-  return 1e-12;
-}
-
-// The number of elements of `got` farther than `tol` from `expected` (nccl-tests' wrong count).
-template <class T>
-std::size_t wrong(const std::vector<std::vector<T>>& got, const std::vector<std::vector<T>>& expected,
-                  double tol) {
-  std::size_t bad = 0;
-  for (std::size_t r = 0; r < expected.size(); ++r) {
-    if (got[r].size() != expected[r].size()) return expected[r].size() + 1;
-    for (std::size_t i = 0; i < expected[r].size(); ++i) {
-      const double g = as_double(got[r][i]), e = as_double(expected[r][i]);
-      if (std::is_integral_v<T> ? g != e : !(std::fabs(g - e) <= tol)) ++bad;
-    }
-  }
-  return bad;
-}
-
-// Exact-sum inputs: integers over their whole range (wrapping is order-independent); floats in
-// {-2, ..., 2}, whose sums and products over up to 8 ranks are exact in every type and order.
 template <class T> std::vector<T> input(int rank, std::size_t count, std::uint64_t salt) {
-  std::mt19937_64 rng(salt * 1000003u + static_cast<std::uint64_t>(rank));
-  std::vector<T> v(count);
-  for (auto& x : v) {
-    if constexpr (std::is_integral_v<T>) x = static_cast<T>(rng());
-    else x = T(static_cast<float>(static_cast<int>(rng() % 5) - 2));
-  }
-  return v;
+  return exact_sum_input<T>(rank, count, salt);
 }
-template <class T> std::vector<std::vector<T>> inputs(int n, std::size_t count, std::uint64_t salt) {
-  std::vector<std::vector<T>> in;
-  for (int r = 0; r < n; ++r) in.push_back(input<T>(r, count, salt));
-  return in;
-}
-
-template <class T> std::vector<dist::ReduceOp> ops_for() {
-  std::vector<dist::ReduceOp> out;
-  for (int i = 0; i < 8; ++i)
-    if (dist::op_allowed(static_cast<dist::ReduceOp>(i), dist::dtype_v<T>))
-      out.push_back(static_cast<dist::ReduceOp>(i));
-  return out;
-}
-
 }  // namespace nccl_test

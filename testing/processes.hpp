@@ -1,13 +1,10 @@
-// Running ranks as real processes in tests: fork n children, each runs body(rank) and reports a
-// line of text through a pipe; the parent waits with a deadline and kills what is left. Also a
-// scoped environment variable.
+// Ranks as real processes in tests: fork n children, each runs body(rank) and reports a line of
+// text through a pipe; the parent waits with a deadline and kills what is left. Also a scoped
+// environment variable.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-namespace process_test {
+namespace test_support {
 
 struct ProcessResult {
   int rank = 0;
@@ -49,19 +46,6 @@ class ScopedEnv {
   const char* name_;
   std::optional<std::string> old_;
 };
-
-// A TCP port on 127.0.0.1 that was free a moment ago.
-inline std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 inline void write_all(int fd, const std::string& text) {
   std::size_t done = 0;
@@ -133,4 +117,4 @@ inline std::vector<ProcessResult> run_processes(int n, const std::function<std::
   return results;
 }
 
-}  // namespace process_test
+}  // namespace test_support

@@ -1,0 +1,134 @@
+// Groups and barriers on every backend: collectives inside groups use group ranks, non-members
+// are refused, groups interleave with the world, and no rank leaves a barrier early.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "testing/conformance/cases.hpp"
+
+namespace conformance {
+namespace {
+
+using V = std::vector<std::int64_t>;
+class Groups : public conformance::Test {};
+
+TEST_F(Groups, TwoGroupsUseGroupRanksBesideTheWorld) {
+  if (auto why = lacks_world(4)) GTEST_SKIP() << *why;
+  const auto got = run_world(4, [] {
+    const int me = dist::get_rank();
+    const auto odd = dist::new_group({3, 1});
+    const auto even = dist::new_group({0, 2});
+    V sum{me}, bcast{me * 10};
+    if (odd.is_member()) {
+      dist::all_reduce(sum, dist::ReduceOp::sum, odd);
+      dist::broadcast(bcast, 0, odd);  // group rank 0 is world rank 3
+    } else {
+      dist::all_reduce(sum, dist::ReduceOp::max, even);
+      dist::broadcast(bcast, 1, even);  // world rank 2
+    }
+    V world{1};
+    dist::all_reduce(world);
+    const V info{dist::get_rank(odd), dist::get_world_size(odd), dist::get_rank(even)};
+    return std::vector<V>{sum, bcast, world, info};
+  });
+  const std::vector<V> expected[] = {{{2}, {20}, {4}, {-1, 2, 0}}, {{4}, {30}, {4}, {1, 2, -1}},
+                                     {{2}, {20}, {4}, {-1, 2, 1}}, {{4}, {30}, {4}, {0, 2, -1}}};
+  for (const auto& [rank, v] : got) EXPECT_EQ(v, expected[rank]) << "rank " << rank;
+}
+
+// Every other rank from the last, in reverse order: group ranks follow the list's order.
+TEST_F(Groups, ReversedEveryOtherRankRanksAndReduces) {
+  for (int n : world_runner().world_sizes) {
+    std::vector<int> members;
+    for (int r = n - 1; r >= 0; r -= 2) members.push_back(r);
+    const auto got = run_world(n, [&] {
+      const dist::Group group = dist::new_group(members);
+      V out;
+      if (!group.is_member()) return out;
+      V v{dist::get_rank()}, b{dist::get_rank()};
+      dist::all_reduce(v, dist::ReduceOp::sum, group);
+      dist::broadcast(b, 0, group);  // src is a rank within the group
+      return V{dist::get_rank(group), dist::get_world_size(group), v[0], b[0]};
+    });
+    std::int64_t sum = 0;
+    for (int m : members) sum += m;
+    for (const auto& [rank, v] : got) {
+      const auto at = std::find(members.begin(), members.end(), rank);
+      const V expected = at == members.end() ? V{}
+          : V{at - members.begin(), static_cast<std::int64_t>(members.size()), sum, members[0]};
+      EXPECT_EQ(v, expected) << "world " << n << ", rank " << rank;
+    }
+  }
+}
+
+TEST_F(Groups, NonMembersCannotUseTheGroup) {
+  const auto n = world_runner().world_of_at_least(3);
+  if (!n) GTEST_SKIP() << *lacks_world(3);
+  const auto got = run_world(*n, [] {
+    const auto group = dist::new_group({0, 1});
+    V v{1};
+    if (!group.is_member()) {
+      try {
+        dist::all_reduce(v, dist::ReduceOp::sum, group);
+      } catch (const dist::InvalidArgument&) {
+        return V{};
+      }
+      return V{-1};
+    }
+    dist::all_reduce(v, dist::ReduceOp::sum, group);
+    return v;
+  });
+  for (const auto& [rank, v] : got) EXPECT_EQ(v, rank < 2 ? V{2} : V{}) << "rank " << rank;
+}
+
+TEST_F(Groups, OneRankWorldAndGroup) {
+  if (auto why = lacks_world(1)) GTEST_SKIP() << *why;
+  const auto got = run_world(1, [] {
+    V v{5};
+    dist::all_reduce(v);
+    dist::barrier();
+    const auto single = dist::new_group({0});
+    dist::all_reduce(v, dist::ReduceOp::sum, single);
+    return std::pair{v, dist::get_world_size()};
+  });
+  for (const auto& [rank, p] : got) {
+    EXPECT_EQ(p.first, V{5});
+    EXPECT_EQ(p.second, 1);
+  }
+}
+
+// After a first barrier, rank r arrives 60 ms × r late at a second: nobody leaves it before the
+// last has arrived, so rank r waits about 60 ms × (n - 1 - r) (20 ms of slack for the scheduler).
+TEST_F(Groups, BarrierLetsNobodyLeaveBeforeEveryoneArrives) {
+  using Clock = std::chrono::steady_clock;
+  for (int n : world_runner().world_sizes) {
+    if (n < 2) continue;
+    const auto got = run_world(n, [] {
+      dist::barrier();
+      std::this_thread::sleep_for(std::chrono::milliseconds(60 * dist::get_rank()));
+      const auto arrived = Clock::now();
+      dist::barrier();
+      const auto left = Clock::now();
+      return std::chrono::duration_cast<std::chrono::milliseconds>(left - arrived).count();
+    });
+    for (const auto& [rank, waited] : got)
+      EXPECT_GE(waited, 60 * (n - 1 - rank) - 20) << "world " << n << ", rank " << rank;
+  }
+}
+
+TEST_F(Groups, SubgroupBarrierWaitsOnlyForMembers) {
+  const auto n = world_runner().world_of_at_least(3);
+  if (!n) GTEST_SKIP() << *lacks_world(3);
+  const auto got = run_world(*n, [] {
+    const auto group = dist::new_group({0, 1});
+    if (group.is_member()) {
+      dist::barrier(group);
+      dist::barrier(group);
+    }
+    return 1;
+  });
+  for (const auto& [rank, done] : got) EXPECT_EQ(done, 1) << "rank " << rank;
+}
+
+}  // namespace
+}  // namespace conformance
