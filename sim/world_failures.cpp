@@ -1,0 +1,115 @@
+// How the fabric turns a stuck state into an error: a rank that finished (returned or failed)
+// fails the ops it can no longer join, every live rank blocked with no progress possible is a
+// deadlock, and a wait past the cluster's timeout fails its op with a TimeoutError.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dist/errors.hpp"
+#include "sim/diagnostics.hpp"
+#include "sim/world.hpp"
+
+namespace dist::sim {
+
+// A DeadlockError or RankFailure when a participant that has not arrived at op has finished
+// (returned or failed), else null. Called under the op's guard.
+std::exception_ptr World::unreachable_error(const Op& op) const {
+  std::vector<int> gone;
+  int failed_rank = -1;
+  for (std::size_t i = 0; i < op.participants.size(); ++i) {
+    const RankState& r = ranks_[static_cast<std::size_t>(op.participants[i])];
+    if (op.arrived[i] || !r.finished.load()) continue;
+    gone.push_back(op.participants[i]);
+    if (r.error && failed_rank < 0) failed_rank = op.participants[i];
+  }
+  if (gone.empty()) return nullptr;
+  const std::string msg = unreachable_message(op, gone, [&](int rank) {
+    const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    return "rank " + std::to_string(rank) +
+           (r.error ? " failed before calling it: " + r.error_text
+                    : std::string(" returned without calling it"));
+  });
+  if (failed_rank >= 0) return std::make_exception_ptr(RankFailure(msg, failed_rank));
+  return std::make_exception_ptr(DeadlockError(msg));
+}
+
+void World::finish(int rank, std::exception_ptr error, const std::string& what) {
+  std::lock_guard lock(mutex_);
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  if (!me.started) {  // a rank whose thread never started
+    me.started = true;
+    ++started_;
+  }
+  me.error = std::move(error);
+  me.error_text = what;
+  me.finished.store(true);  // after its error: arrivals read them without the lock
+  ++finished_;
+  // The ops this rank can no longer take part in, judged under their guards (an arrival that
+  // comes after this scan sees `finished` instead) and failed after.
+  std::vector<std::pair<std::shared_ptr<Op>, std::exception_ptr>> doomed;
+  auto visit = [&](const std::shared_ptr<Op>& op) {
+    const int i = op->index_of(rank);
+    if (i < 0 || op->state.load() != Op::State::gathering) return;
+    if (op->arrived[static_cast<std::size_t>(i)]) {
+      doomed.emplace_back(op, std::make_exception_ptr(DeadlockError(
+                                  abandoned_message(*op, static_cast<std::size_t>(i), rank))));
+    } else if (auto e = unreachable_error(*op)) {
+      doomed.emplace_back(op, std::move(e));
+    }
+  };
+  for (const auto& weak : comms_) {
+    const auto comm = weak.lock();
+    if (!comm) continue;
+    {
+      std::lock_guard gate(comm->gathering.gate);
+      comm->gathering.for_each(visit);
+    }
+    for (const auto& [key, queue] : comm->unmatched_sends)
+      for (const auto& op : queue) visit(op);
+    for (const auto& [key, queue] : comm->unmatched_recvs)
+      for (const auto& op : queue) visit(op);
+  }
+  for (auto& [op, e] : doomed) fail(*op, std::move(e), true);
+  check_deadlock();
+  if (deterministic() && (baton_ == rank || (baton_ < 0 && started_ == size()))) pass_baton();
+}
+
+// Under the fabric's lock.
+void World::check_deadlock() {
+  if (blocked_ == 0 || blocked_ + finished_ < size()) return;
+  for (const auto& op : runnable_)
+    if (op->next_chunk.load() < op->plan.chunks) return;  // work is still waiting for hands
+  std::vector<std::string> lines;
+  for (int r = 0; r < size(); ++r) lines.push_back(rank_activity(r));
+  const std::string msg = deadlock_message(lines);
+  std::vector<std::shared_ptr<Op>> stuck;
+  for (const auto& r : ranks_)
+    if (r.blocked && r.waiting_on) stuck.push_back(r.waiting_on);
+  for (const auto& op : stuck) fail(*op, std::make_exception_ptr(DeadlockError(msg)), true);
+}
+
+// Under the fabric's lock.
+std::string World::rank_activity(int rank) const {
+  const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+  std::string head = "rank " + std::to_string(rank) + ": ";
+  if (r.finished) return head + (r.error ? "failed (" + r.error_text + ")" : "returned");
+  if (!r.waiting_on) return head + "running outside the fabric";
+  const Op& op = *r.waiting_on;
+  const int i = op.index_of(rank);
+  std::lock_guard gate(op.comm->gathering.gate);  // its arrivals may still be coming
+  return head + "waits in " + op.describe(static_cast<std::size_t>(i)) + waiting_detail(op);
+}
+
+// Under the fabric's lock.
+void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank) {
+  std::exception_ptr error;
+  {
+    std::lock_guard gate(op->comm->gathering.gate);  // its arrivals may still be coming
+    const int i = op->index_of(rank);
+    error = std::make_exception_ptr(TimeoutError(
+        timeout_message(*op, static_cast<std::size_t>(i), rank, cluster_.timeout), op->missing()));
+  }
+  fail(*op, std::move(error), true);
+}
+
+}  // namespace dist::sim
