@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "dist/export.hpp"
 #include "dist/types.hpp"
 
 namespace dist::core {
@@ -25,7 +26,7 @@ class DeviceMemory {
 
 // The registered provider (null when none). Registering replaces the previous one; the provider
 // must outlive every use (providers are static objects).
-DeviceMemory* device_memory();
-void set_device_memory(DeviceMemory* memory);
+DIST_API DeviceMemory* device_memory();
+DIST_API void set_device_memory(DeviceMemory* memory);
 
 }  // namespace dist::core

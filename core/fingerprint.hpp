@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/export.hpp"
 #include "dist/types.hpp"
 
 namespace dist::core {
@@ -24,18 +25,20 @@ struct Fingerprint {
 
 // `kind` is one of all_reduce, broadcast, reduce, all_gather, all_gather_v, gather, scatter,
 // all_to_all, barrier, reduce_scatter.
-Fingerprint fingerprint(const char* kind, std::optional<DType> dtype = {}, std::size_t count = 0,
-                        int root = -1, std::optional<ReduceOp> op = {});
-const char* kind_name(const Fingerprint& f);
+DIST_API Fingerprint fingerprint(const char* kind, std::optional<DType> dtype = {},
+                                 std::size_t count = 0, int root = -1,
+                                 std::optional<ReduceOp> op = {});
+DIST_API const char* kind_name(const Fingerprint& f);
 // "all_reduce(int32, count 10, op sum)"
 std::string describe(const Fingerprint& f);
 
 // Whether DIST_DEBUG asks for fingerprint checks ("detail", any case).
-bool fingerprints_enabled();
+DIST_API bool fingerprints_enabled();
 
 // Throws DesyncError when the ranks' fingerprints differ: names the first field that differs and
 // lists every rank's call. `operation` reads like "collective #12 on the group of world ranks [0, 1]".
-void check_fingerprints(std::span<const Fingerprint> all, const std::vector<int>& global_ranks,
-                        const std::string& operation);
+DIST_API void check_fingerprints(std::span<const Fingerprint> all,
+                                 const std::vector<int>& global_ranks,
+                                 const std::string& operation);
 
 }  // namespace dist::core

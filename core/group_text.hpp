@@ -4,11 +4,13 @@
 #include <span>
 #include <string>
 
+#include "dist/export.hpp"
+
 namespace dist::core {
 
 // "group of world ranks [0, 1, 2]"
-std::string group_text(std::span<const int> global_ranks);
+DIST_API std::string group_text(std::span<const int> global_ranks);
 // "rank 2" / "ranks 1, 3"
-std::string ranks_phrase(std::span<const int> ranks);
+DIST_API std::string ranks_phrase(std::span<const int> ranks);
 
 }  // namespace dist::core

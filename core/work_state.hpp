@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "dist/api.hpp"
+#include "dist/export.hpp"
 
 namespace dist::detail {
 
@@ -22,6 +23,6 @@ class WorkState {
 namespace dist::core {
 
 // A Work for an operation that has already finished (successfully).
-Work completed_work();
+DIST_API Work completed_work();
 
 }  // namespace dist::core

@@ -7,10 +7,11 @@
 #include <mutex>
 
 #include "core/store/store.hpp"
+#include "dist/export.hpp"
 
 namespace dist::core {
 
-class HashStore final : public Store {
+class DIST_API HashStore final : public Store {
  protected:
   void do_set(const std::string& key, const Bytes& value) override;
   Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/store/store.hpp"
+#include "dist/export.hpp"
 
 namespace dist::core {
 
@@ -16,9 +17,8 @@ namespace dist::core {
 // has. Past `timeout` it raises TimeoutError("<who>: rank(s) <world ranks> did
 // not join the <group> within <timeout> ms
 // (<hint>)") carrying the missing world ranks.
-void wait_for_members(Store &store, const std::vector<int> &global_ranks,
-                      int rank, std::chrono::milliseconds timeout,
-                      const std::string &who, const std::string &group,
-                      const std::string &hint);
+DIST_API void wait_for_members(Store &store, const std::vector<int> &global_ranks, int rank,
+                               std::chrono::milliseconds timeout, const std::string &who,
+                               const std::string &group, const std::string &hint);
 
 } // namespace dist::core

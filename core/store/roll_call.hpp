@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/store/store.hpp"
+#include "dist/export.hpp"
 
 namespace dist::core {
 
@@ -19,14 +20,14 @@ struct RollCall {
 
 // How long the real backends wait for answers after a failed collective: 3 s, or the group's
 // timeout when shorter.
-std::chrono::milliseconds roll_call_window(std::chrono::milliseconds timeout);
+DIST_API std::chrono::milliseconds roll_call_window(std::chrono::milliseconds timeout);
 
 // Answers the roll call `key` (one key per failed collective: the group's store prefix and the
 // collective's sequence number) as world rank `me`, then waits up to `window` for the other
 // `members` (world ranks) to answer; returns early once all have. A member that reaches the
 // collective more than `window` after this one times out is counted absent too.
-RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members, int me,
-                   std::chrono::milliseconds window);
+DIST_API RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members,
+                            int me, std::chrono::milliseconds window);
 
 // Whom a timed-out call names, as the real backends' TimeoutError does: `peer` (a world rank) for
 // a p2p call ("rank 1 did not take part"); else, with a store, the members that do not answer the
@@ -36,7 +37,8 @@ struct Absentees {
   std::vector<int> ranks;
   std::string phrase;
 };
-Absentees name_absentees(Store* store, const std::string& key, const std::vector<int>& members,
-                         int me, std::chrono::milliseconds timeout, int peer);
+DIST_API Absentees name_absentees(Store* store, const std::string& key,
+                                  const std::vector<int>& members, int me,
+                                  std::chrono::milliseconds timeout, int peer);
 
 }  // namespace dist::core

@@ -10,17 +10,19 @@
 #include <string_view>
 #include <vector>
 
+#include "dist/export.hpp"
+
 namespace dist::core {
 
 using Bytes = std::vector<char>;
 
-Bytes to_bytes(std::string_view text);
-std::string to_string(const Bytes& bytes);
+DIST_API Bytes to_bytes(std::string_view text);
+DIST_API std::string to_string(const Bytes& bytes);
 
 // The interface. Public calls are non-virtual (they apply the default timeout and check keys);
 // implementations override the do_* functions. A blocking call that passes its deadline raises
 // dist::TimeoutError naming the missing key(s).
-class Store {
+class DIST_API Store {
  public:
   static constexpr std::chrono::milliseconds default_timeout{std::chrono::minutes(5)};
 
@@ -61,7 +63,7 @@ class Store {
 
 // A view of another store that prefixes every key with "<prefix>/" (c10d's PrefixStore), so
 // several groups can rendezvous through one store without their keys colliding.
-class PrefixStore final : public Store {
+class DIST_API PrefixStore final : public Store {
  public:
   PrefixStore(std::string prefix, std::shared_ptr<Store> base);
   const std::shared_ptr<Store>& base() const { return base_; }

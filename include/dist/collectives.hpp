@@ -16,6 +16,7 @@
 
 #include "dist/api.hpp"
 #include "dist/detail/erased.hpp"
+#include "dist/export.hpp"
 #include "dist/tensor.hpp"
 #include "dist/types.hpp"
 
@@ -31,7 +32,8 @@ template <class T> std::vector<std::vector<T>> split_chunks(const std::vector<T>
                   flat.begin() + static_cast<std::ptrdiff_t>((i + 1) * chunk));
   return out;
 }
-std::vector<Tensor> split_tensor(const Tensor& flat, int n, const std::vector<std::int64_t>& shape);
+DIST_API std::vector<Tensor> split_tensor(const Tensor& flat, int n,
+                                          const std::vector<std::int64_t>& shape);
 }  // namespace detail
 
 // all_reduce: every rank's data becomes the reduction of all ranks' data (in place).
@@ -43,12 +45,12 @@ template <Element T>
 void all_reduce(std::vector<T>& data, OpArg op = ReduceOp::sum, const Group& group = {}) {
   all_reduce(std::span<T>(data), op, group);
 }
-void all_reduce(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
+DIST_API void all_reduce(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
 template <Element T>
 Work all_reduce_async(std::span<T> data, OpArg op = ReduceOp::sum, const Group& group = {}) {
   return detail::all_reduce(detail::buffer_of(data), op, group);
 }
-Work all_reduce_async(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
+DIST_API Work all_reduce_async(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
 
 // broadcast: every rank's data becomes src's data (in place; every rank passes the same count).
 template <Element T> void broadcast(std::span<T> data, int src = 0, const Group& group = {}) {
@@ -57,12 +59,12 @@ template <Element T> void broadcast(std::span<T> data, int src = 0, const Group&
 template <Element T> void broadcast(std::vector<T>& data, int src = 0, const Group& group = {}) {
   broadcast(std::span<T>(data), src, group);
 }
-void broadcast(Tensor& data, int src = 0, const Group& group = {});
+DIST_API void broadcast(Tensor& data, int src = 0, const Group& group = {});
 template <Element T>
 Work broadcast_async(std::span<T> data, int src = 0, const Group& group = {}) {
   return detail::broadcast(detail::buffer_of(data), src, group);
 }
-Work broadcast_async(Tensor& data, int src = 0, const Group& group = {});
+DIST_API Work broadcast_async(Tensor& data, int src = 0, const Group& group = {});
 
 // reduce: dst's data becomes the reduction of all ranks' data; other ranks' data is unchanged.
 template <Element T>
@@ -74,7 +76,7 @@ void reduce(std::vector<T>& data, int dst = 0, OpArg op = ReduceOp::sum,
             const Group& group = {}) {
   reduce(std::span<T>(data), dst, op, group);
 }
-void reduce(Tensor& data, int dst = 0, OpArg op = ReduceOp::sum, const Group& group = {});
+DIST_API void reduce(Tensor& data, int dst = 0, OpArg op = ReduceOp::sum, const Group& group = {});
 template <Element T>
 Work reduce_async(std::span<T> data, int dst = 0, OpArg op = ReduceOp::sum,
                   const Group& group = {}) {
@@ -95,7 +97,7 @@ template <Element T>
 std::vector<std::vector<T>> all_gather(const std::vector<T>& data, const Group& group = {}) {
   return all_gather(std::span<const T>(data), group);
 }
-std::vector<Tensor> all_gather(const Tensor& data, const Group& group = {});
+DIST_API std::vector<Tensor> all_gather(const Tensor& data, const Group& group = {});
 // Into `output` of group-size × input.size() elements.
 template <Element T, Element U>
 Work all_gather_async(std::span<U> output, std::span<T> input, const Group& group = {}) {
@@ -120,7 +122,7 @@ std::vector<std::vector<T>> gather(const std::vector<T>& data, int dst = 0,
                                    const Group& group = {}) {
   return gather(std::span<const T>(data), dst, group);
 }
-std::vector<Tensor> gather(const Tensor& data, int dst = 0, const Group& group = {});
+DIST_API std::vector<Tensor> gather(const Tensor& data, int dst = 0, const Group& group = {});
 // On dst, `output` holds group-size × input.size() elements; elsewhere it is ignored.
 template <Element T, Element U>
 Work gather_async(std::span<U> output, std::span<T> input, int dst = 0, const Group& group = {}) {
@@ -146,8 +148,8 @@ void scatter(std::vector<T>& output, const std::vector<std::vector<T>>& chunks, 
     throw InvalidArgument("scatter: chunks must hold one vector of output.size() elements per rank");
   scatter(std::span<T>(output), std::span<const T>(flat), src, group);
 }
-void scatter(Tensor& output, const std::vector<Tensor>& chunks, int src = 0,
-             const Group& group = {});
+DIST_API void scatter(Tensor& output, const std::vector<Tensor>& chunks, int src = 0,
+                      const Group& group = {});
 template <Element T, Element U>
 Work scatter_async(std::span<T> output, std::span<U> input, int src = 0, const Group& group = {}) {
   return detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group);
@@ -168,7 +170,8 @@ std::vector<T> reduce_scatter(const std::vector<T>& input, OpArg op = ReduceOp::
   return out;
 }
 // The result has input's shape with the first dimension divided by the group size (or is 1-D).
-Tensor reduce_scatter(const Tensor& input, OpArg op = ReduceOp::sum, const Group& group = {});
+DIST_API Tensor reduce_scatter(const Tensor& input, OpArg op = ReduceOp::sum,
+                               const Group& group = {});
 template <Element T, Element U>
 Work reduce_scatter_async(std::span<T> output, std::span<U> input, OpArg op = ReduceOp::sum,
                           const Group& group = {}) {
@@ -187,7 +190,7 @@ std::vector<T> all_to_all(const std::vector<T>& input, const Group& group = {}) 
   all_to_all(std::span<T>(out), std::span<const T>(input), group);
   return out;
 }
-Tensor all_to_all(const Tensor& input, const Group& group = {});
+DIST_API Tensor all_to_all(const Tensor& input, const Group& group = {});
 template <Element T, Element U>
 Work all_to_all_async(std::span<T> output, std::span<U> input, const Group& group = {}) {
   return detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group);

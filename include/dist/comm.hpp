@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dist/api.hpp"
+#include "dist/export.hpp"
 #include "dist/objects.hpp"
 #include "dist/tensor.hpp"
 
@@ -22,7 +23,7 @@ using dist::get_world_size;
 using dist::is_main_process;
 
 // Barrier over the world; a no-op when not distributed or the world has one rank.
-void synchronize();
+DIST_API void synchronize();
 
 // The group object gathers (all_gather, gather, shared_random_seed) use when given none. The
 // default is the world group. detectron2 gathers objects on a gloo group over all ranks to keep
@@ -30,9 +31,9 @@ void synchronize();
 // a group over every rank on a CPU backend and install it here (per rank; every rank should
 // install the same group), or pass a group to each call. nullopt restores the world group.
 // The group must contain every rank of the world (InvalidArgument otherwise).
-void set_object_group(std::optional<Group> group);
+DIST_API void set_object_group(std::optional<Group> group);
 // The installed object group (a default Group, meaning the world, when none is installed).
-Group object_group();
+DIST_API Group object_group();
 
 // Every rank's object in group-rank order; [data] when the world (or the group) has one rank.
 // Without a group, the object group.
@@ -55,7 +56,7 @@ std::vector<T> gather(const T& data, int dst = 0,
 
 // A random number in [0, 2^31) shared by all ranks: every rank draws one from its random stream
 // and the draws are all-gathered on the object group; rank 0's is returned.
-int shared_random_seed();
+DIST_API int shared_random_seed();
 
 // reduce_dict: the values summed to rank 0 (dist::reduce over the world, keys sorted, one buffer),
 // and averaged there when `average` (the `mean` op: integers are truncated toward zero). Returns
@@ -101,18 +102,18 @@ std::map<std::string, std::vector<T>> reduce_dict(
   }
   return out;
 }
-std::map<std::string, Tensor> reduce_dict(const std::map<std::string, Tensor>& input,
-                                          bool average = true);
+DIST_API std::map<std::string, Tensor> reduce_dict(const std::map<std::string, Tensor>& input,
+                                                   bool average = true);
 
 // Creates the per-machine groups: machine m holds ranks [m*n, (m+1)*n). Like detectron2, every
 // rank calls new_group once per machine, in order, and keeps its own machine's group, which then
 // is what get_local_group/get_local_rank/get_local_size return. A repeat call with the same n
 // returns the same group; a different n raises InvalidArgument, as does a world size not
 // divisible by n (or n <= 0). Not distributed: NotInitialized. Every rank must call it.
-Group create_local_process_group(int workers_per_machine);
+DIST_API Group create_local_process_group(int workers_per_machine);
 // The local group: the one create_local_process_group made, or the launcher's node group (sim's
 // Cluster nodes, init_dist's LOCAL_WORLD_SIZE). NotInitialized when there is none, or when not
 // distributed (as detectron2 asserts).
-Group get_local_process_group();
+DIST_API Group get_local_process_group();
 
 }  // namespace dist::comm

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dist/export.hpp"
+
 namespace dist {
 
 enum class ErrorCode {
@@ -18,9 +20,9 @@ enum class ErrorCode {
   rank_failure,      // a peer died or aborted
   backend,           // the underlying engine (gloo, nccl, mpi, cuda, os) reported an error
 };
-std::string_view to_string(ErrorCode code);
+DIST_API std::string_view to_string(ErrorCode code);
 
-class Error : public std::runtime_error {
+class DIST_API Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
@@ -29,13 +31,13 @@ class Error : public std::runtime_error {
   ErrorCode code_;
 };
 
-class InvalidArgument : public Error {
+class DIST_API InvalidArgument : public Error {
  public:
   explicit InvalidArgument(const std::string& message)
       : Error(ErrorCode::invalid_argument, message) {}
 };
 
-class NotInitialized : public Error {
+class DIST_API NotInitialized : public Error {
  public:
   explicit NotInitialized(const std::string& message)
       : Error(ErrorCode::not_initialized, message) {}
@@ -43,21 +45,21 @@ class NotInitialized : public Error {
 
 // Ranks called different collectives, or the same one with different arguments. The message
 // lists each rank's call and names the field that differs.
-class DesyncError : public Error {
+class DIST_API DesyncError : public Error {
  public:
   explicit DesyncError(const std::string& message) : Error(ErrorCode::desync, message) {}
 };
 
 // (sim) Every live rank is blocked and no pending operation can complete. The message lists
 // what each rank is waiting in, and which ranks have already returned.
-class DeadlockError : public Error {
+class DIST_API DeadlockError : public Error {
  public:
   explicit DeadlockError(const std::string& message) : Error(ErrorCode::deadlock, message) {}
 };
 
 // A blocking call passed its deadline. Names the operation, its sequence number and the ranks
 // that never arrived.
-class TimeoutError : public Error {
+class DIST_API TimeoutError : public Error {
  public:
   TimeoutError(const std::string& message, std::vector<int> missing_ranks = {})
       : Error(ErrorCode::timeout, message), missing_ranks_(std::move(missing_ranks)) {}
@@ -68,7 +70,7 @@ class TimeoutError : public Error {
 };
 
 // A peer rank died or aborted while this rank depended on it.
-class RankFailure : public Error {
+class DIST_API RankFailure : public Error {
  public:
   RankFailure(const std::string& message, int failed_rank)
       : Error(ErrorCode::rank_failure, message), failed_rank_(failed_rank) {}
@@ -80,7 +82,7 @@ class RankFailure : public Error {
 };
 
 // The underlying engine reported an error; `vendor_code` is its own code (0 when it has none).
-class BackendError : public Error {
+class DIST_API BackendError : public Error {
  public:
   BackendError(const std::string& message, int vendor_code = 0)
       : Error(ErrorCode::backend, message), vendor_code_(vendor_code) {}

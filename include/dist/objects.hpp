@@ -13,14 +13,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
 #include <cereal/types/array.hpp>
 #include <cereal/types/chrono.hpp>
 #include <cereal/types/complex.hpp>
@@ -37,11 +29,19 @@
 #include <cereal/types/utility.hpp>
 #include <cereal/types/variant.hpp>
 #include <cereal/types/vector.hpp>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "dist/api.hpp"
 #include "dist/collectives.hpp"
 #include "dist/detail/object_archive.hpp"
 #include "dist/detail/object_transport.hpp"
+#include "dist/export.hpp"
 #include "dist/tensor.hpp"
 #include "dist/types.hpp"
 
@@ -148,14 +148,14 @@ void all_reduce_dict(std::map<std::string, T>& dict, OpArg op = ReduceOp::sum,
   std::size_t i = 0;
   for (auto& [key, value] : dict) value = flat[i++];
 }
-void all_reduce_dict(std::map<std::string, Tensor>& dict, OpArg op = ReduceOp::sum,
-                     const Group& group = {});
+DIST_API void all_reduce_dict(std::map<std::string, Tensor>& dict, OpArg op = ReduceOp::sum,
+                              const Group& group = {});
 
 // sync_random_seed: a seed shared by the ranks of `group`. Every rank draws one value in
 // [0, 2^31) from its random stream (so every rank's stream advances, like numpy's in MMEngine),
 // and group rank 0's value is broadcast as an int32. On sim each rank's stream is seeded from
 // Cluster.seed, so a seeded cluster gives the same seed on every run.
-int sync_random_seed(const Group& group = {});
+DIST_API int sync_random_seed(const Group& group = {});
 
 namespace detail {
 // MMEngine's order: for j = 0.. and each rank in order, element j of that rank's part if it has

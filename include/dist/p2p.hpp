@@ -9,6 +9,7 @@
 
 #include "dist/api.hpp"
 #include "dist/detail/erased.hpp"
+#include "dist/export.hpp"
 #include "dist/tensor.hpp"
 
 namespace dist {
@@ -33,9 +34,9 @@ template <Element T>
 void recv(std::vector<T>& data, int src, int tag = 0, const Group& group = {}) {
   recv(std::span<T>(data), src, tag, group);
 }
-void send(const Tensor& data, int dst, int tag = 0, const Group& group = {});
-void recv(Tensor& data, int src, int tag = 0, const Group& group = {});
-Work isend(const Tensor& data, int dst, int tag = 0, const Group& group = {});
-Work irecv(Tensor& data, int src, int tag = 0, const Group& group = {});
+DIST_API void send(const Tensor& data, int dst, int tag = 0, const Group& group = {});
+DIST_API void recv(Tensor& data, int src, int tag = 0, const Group& group = {});
+DIST_API Work isend(const Tensor& data, int dst, int tag = 0, const Group& group = {});
+DIST_API Work irecv(Tensor& data, int src, int tag = 0, const Group& group = {});
 
 }  // namespace dist

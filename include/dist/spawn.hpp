@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dist/errors.hpp"
+#include "dist/export.hpp"
 #include "dist/init.hpp"
 #include "dist/types.hpp"
 
@@ -37,7 +38,7 @@ struct WorkerOutcome {
 // Raised by spawn when a worker fails: failed_rank() is the first rank that failed (by when it
 // failed: the others usually fail because of it), what() names it, its exit status or signal,
 // and what it threw, then every other rank's outcome.
-class SpawnError : public RankFailure {
+class DIST_API SpawnError : public RankFailure {
  public:
   SpawnError(const std::string& message, int failed_rank, std::vector<WorkerOutcome> outcomes)
       : RankFailure(message, failed_rank), outcomes_(std::move(outcomes)) {}
@@ -54,6 +55,6 @@ class SpawnError : public RankFailure {
 // Errors: InvalidArgument (nprocs < 1, or this process is already distributed), SpawnError (a
 // worker failed), TimeoutError (options.deadline passed; names the ranks still running).
 // Call it from a single-threaded point of the program (it forks); stdio is flushed first.
-void spawn(int nprocs, const std::function<void()>& fn, const SpawnOptions& options = {});
+DIST_API void spawn(int nprocs, const std::function<void()>& fn, const SpawnOptions& options = {});
 
 }  // namespace dist

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "dist/errors.hpp"
+#include "dist/export.hpp"
 #include "dist/types.hpp"
 
 struct DLManagedTensor;
 
 namespace dist {
 
-class Tensor {
+class DIST_API Tensor {
  public:
   // An empty float32 tensor of shape {0} on the cpu.
   Tensor();

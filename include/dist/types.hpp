@@ -12,10 +12,12 @@
 #include <string_view>
 #include <type_traits>
 
+#include "dist/export.hpp"
+
 namespace dist {
 
 // IEEE 754 binary16, stored as its bits. Converts to and from float with round-to-nearest-even.
-struct float16 {
+struct DIST_API float16 {
   std::uint16_t bits = 0;
   float16() = default;
   explicit float16(float value);
@@ -29,7 +31,7 @@ struct float16 {
 };
 
 // bfloat16 (the upper half of an IEEE binary32), stored as its bits; round-to-nearest-even.
-struct bfloat16 {
+struct DIST_API bfloat16 {
   std::uint16_t bits = 0;
   bfloat16() = default;
   explicit bfloat16(float value);
@@ -51,9 +53,9 @@ inline constexpr DType all_dtypes[] = {DType::int8,    DType::uint8,   DType::in
                                        DType::float16, DType::bfloat16, DType::float32,
                                        DType::float64};
 
-std::string_view to_string(DType dtype);
-std::size_t dtype_size(DType dtype);
-bool is_floating(DType dtype);
+DIST_API std::string_view to_string(DType dtype);
+DIST_API std::size_t dtype_size(DType dtype);
+DIST_API bool is_floating(DType dtype);
 
 template <class T> struct dtype_of;
 template <> struct dtype_of<std::int8_t> { static constexpr DType value = DType::int8; };
@@ -84,17 +86,17 @@ template <Element T> inline constexpr DType dtype_v = dtype_of<std::remove_cv_t<
 // the wrapped integer sum divided with truncation toward zero).
 enum class ReduceOp : std::uint8_t { sum, mean, product, min, max, band, bor, bxor };
 
-std::string_view to_string(ReduceOp op);
+DIST_API std::string_view to_string(ReduceOp op);
 // Parses MMEngine's names case-insensitively ("sum", "mean", "product", "min", "max", "band",
 // "bor", "bxor"); returns nothing for any other name.
-std::optional<ReduceOp> parse_reduce_op(std::string_view name);
-bool is_bitwise(ReduceOp op);
+DIST_API std::optional<ReduceOp> parse_reduce_op(std::string_view name);
+DIST_API bool is_bitwise(ReduceOp op);
 // Whether `op` may be applied to `dtype` (bitwise operations need an integer type).
-bool op_allowed(ReduceOp op, DType dtype);
+DIST_API bool op_allowed(ReduceOp op, DType dtype);
 
 // A reduction argument: a ReduceOp, or an MMEngine op name that is resolved (and rejected when
 // unknown) only when the group has more than one rank, as upstream does.
-class OpArg {
+class DIST_API OpArg {
  public:
   OpArg(ReduceOp op) : op_(op) {}                                   // NOLINT: implicit by design
   OpArg(const char* name) : name_(name) {}                         // NOLINT
@@ -110,7 +112,7 @@ class OpArg {
 
 // The communication backends. `sim` is the in-process simulated cluster.
 enum class Backend : std::uint8_t { sim, gloo, nccl, mpi };
-std::string_view to_string(Backend backend);
+DIST_API std::string_view to_string(Backend backend);
 
 // Where data lives: the host, or a CUDA device.
 struct Device {
@@ -124,8 +126,8 @@ struct Device {
   bool is_cuda() const { return kind == Kind::cuda; }
   friend bool operator==(const Device&, const Device&) = default;
 };
-std::string to_string(Device device);
+DIST_API std::string to_string(Device device);
 // Parses "cpu", "cuda" and "cuda:N"; throws InvalidArgument otherwise.
-Device parse_device(std::string_view name);
+DIST_API Device parse_device(std::string_view name);
 
 }  // namespace dist

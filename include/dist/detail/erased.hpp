@@ -6,6 +6,7 @@
 #include <span>
 
 #include "dist/api.hpp"
+#include "dist/export.hpp"
 #include "dist/types.hpp"
 
 namespace dist {
@@ -27,29 +28,30 @@ template <Element T> BufferRef buffer_of(std::span<T> s) {
   return {const_cast<std::remove_cv_t<T>*>(s.data()), s.size(), dtype_v<T>, Device::cpu()};
 }
 
-BufferRef buffer_of(const Tensor& t);
+DIST_API BufferRef buffer_of(const Tensor& t);
 
 // The number of ranks in `group` (1 when not distributed); validates that the caller is a member.
-int group_size_checked(const Group& group, const char* function);
+DIST_API int group_size_checked(const Group& group, const char* function);
 
-Work all_reduce(BufferRef data, const OpArg& op, const Group& group);
-Work broadcast(BufferRef data, int src, const Group& group);
-Work reduce(BufferRef data, int dst, const OpArg& op, const Group& group);
+DIST_API Work all_reduce(BufferRef data, const OpArg& op, const Group& group);
+DIST_API Work broadcast(BufferRef data, int src, const Group& group);
+DIST_API Work reduce(BufferRef data, int dst, const OpArg& op, const Group& group);
 // `output` holds group-size × input.count elements.
-Work all_gather(BufferRef input, BufferRef output, const Group& group);
+DIST_API Work all_gather(BufferRef input, BufferRef output, const Group& group);
 // `output` is used on dst only, where it holds group-size × input.count elements.
-Work gather(BufferRef input, BufferRef output, int dst, const Group& group);
+DIST_API Work gather(BufferRef input, BufferRef output, int dst, const Group& group);
 // `input` is used on src only, where it holds group-size × output.count elements.
-Work scatter(BufferRef output, BufferRef input, int src, const Group& group);
+DIST_API Work scatter(BufferRef output, BufferRef input, int src, const Group& group);
 // `input` holds group-size × output.count elements.
-Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Group& group);
+DIST_API Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op,
+                             const Group& group);
 // `input` and `output` hold group-size × n elements each.
-Work all_to_all(BufferRef output, BufferRef input, const Group& group);
+DIST_API Work all_to_all(BufferRef output, BufferRef input, const Group& group);
 // Variable-size all_gather: rank r contributes counts[r] elements (every rank passes the same
 // counts, and input.count == counts[own rank]); output holds their sum, in rank order.
-Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t> counts,
-                  const Group& group);
-Work send(BufferRef data, int dst, int tag, const Group& group);
-Work recv(BufferRef data, int src, int tag, const Group& group);
+DIST_API Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t> counts,
+                           const Group& group);
+DIST_API Work send(BufferRef data, int dst, int tag, const Group& group);
+DIST_API Work recv(BufferRef data, int src, int tag, const Group& group);
 
 }  // namespace dist::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cereal/cereal.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <cereal/cereal.hpp>
+#include "dist/export.hpp"
 
 namespace dist::detail {
 
@@ -124,8 +125,8 @@ void CEREAL_LOAD_FUNCTION_NAME(ObjectInputArchive& ar, cereal::BinaryData<T>& bd
 
 // Raises InvalidArgument: "<function>: cannot deserialize the object from rank <source> (<n>
 // bytes): <reason>".
-[[noreturn]] void throw_deserialize_error(const char* function, int source, std::size_t bytes,
-                                          const char* reason);
+[[noreturn]] DIST_API void throw_deserialize_error(const char* function, int source,
+                                                   std::size_t bytes, const char* reason);
 
 // Appends the serialized bytes of `obj` to `out`.
 template <class T> void append_bytes(const T& obj, std::vector<std::byte>& out) {

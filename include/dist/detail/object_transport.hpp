@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dist/api.hpp"
+#include "dist/export.hpp"
 #include "dist/types.hpp"
 
 namespace dist::detail {
@@ -21,7 +22,7 @@ namespace dist::detail {
 // A byte buffer lent by the calling thread's small pool and given back (emptied) when destroyed:
 // the object helpers serialize and receive into such buffers, so a large object does not make
 // every call fault fresh pages in. A buffer above a retention limit is freed instead of kept.
-class ReusedBytes {
+class DIST_API ReusedBytes {
  public:
   ReusedBytes();
   ~ReusedBytes();
@@ -42,16 +43,16 @@ struct GatheredBytes {
 };
 
 // Sizes are all-gathered first, then one variable-size all_gather of the bytes.
-GatheredBytes all_gather_bytes(std::span<const std::byte> mine, const Group& group);
+DIST_API GatheredBytes all_gather_bytes(std::span<const std::byte> mine, const Group& group);
 // Sizes are all-gathered, then one gather padded to the largest size (torch's gather_object).
 // The result on dst only.
-std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int dst,
-                                          const Group& group, const char* function);
+DIST_API std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int dst,
+                                                   const Group& group, const char* function);
 // Broadcasts a list of `length` serialized elements from src. Every rank passes its own list
 // length; lengths that differ raise DesyncError on every rank. On src, `data` and `sizes` hold the
 // elements; elsewhere they are filled in.
-void broadcast_bytes(std::size_t length, std::vector<std::byte>& data,
-                     std::vector<std::uint64_t>& sizes, int src, const Group& group);
+DIST_API void broadcast_bytes(std::size_t length, std::vector<std::byte>& data,
+                              std::vector<std::uint64_t>& sizes, int src, const Group& group);
 
 // The layout of a dict: sorted keys, element counts, dtypes.
 struct DictLayout {
@@ -69,17 +70,18 @@ struct DictLayout {
 // `op` (InvalidArgument for an unknown name) and checks that every rank holds the same layout:
 // a 64-bit hash is all-gathered; on a mismatch the layouts are all-gathered and every rank raises
 // DesyncError naming the keys each rank lacks or adds, and the sizes or dtypes that differ.
-bool check_dict_layout(const DictLayout& layout, const OpArg& op, const Group& group,
-                       const char* function);
+DIST_API bool check_dict_layout(const DictLayout& layout, const OpArg& op, const Group& group,
+                                const char* function);
 
 // The checks collect_results makes first, even when not distributed: device is "cpu" or "gpu",
 // no tmpdir with "gpu", size >= 0. Returns whether the device is "gpu".
-bool check_collect_args(std::string_view device, const std::optional<std::string>& tmpdir,
-                        long size);
+DIST_API bool check_collect_args(std::string_view device, const std::optional<std::string>& tmpdir,
+                                 long size);
 // The cpu collect protocol (see collect_results in objects.hpp): part files in a shared
 // directory. On world rank 0, `consume` receives every rank's bytes in rank order before the
 // files are removed; its exceptions end the collect on every rank.
-void collect_part_files(std::span<const std::byte> mine, const std::optional<std::string>& tmpdir,
-                        const std::function<void(std::vector<std::vector<std::byte>>&)>& consume);
+DIST_API void collect_part_files(
+    std::span<const std::byte> mine, const std::optional<std::string>& tmpdir,
+    const std::function<void(std::vector<std::vector<std::byte>>&)>& consume);
 
 }  // namespace dist::detail
