@@ -84,8 +84,8 @@ void register_collective(Backend backend, int n, const CollectiveSpec& spec, std
   const std::size_t count =
       spec.chunked ? std::max<std::size_t>(1, floats / static_cast<std::size_t>(n)) : floats;
   const std::size_t largest = spec.chunked ? count * static_cast<std::size_t>(n) : count;
-  const std::string name = spec.label + "/" + backend_name(backend) + "/ranks:" +
-                           std::to_string(n) + "/bytes:" + std::to_string(bytes);
+  const std::string name = spec.label + "/" + std::string(to_string(backend)) +
+                           "/ranks:" + std::to_string(n) + "/bytes:" + std::to_string(bytes);
   add_benchmark(name, [=](benchmark::State& state) {
     BenchWorld& world = world_for(backend, n);
     world.run([&](int rank) { world.buffers(rank).reserve(largest, spec.chunked ? largest : 0, rank); });
@@ -98,13 +98,7 @@ void register_collective(Backend backend, int n, const CollectiveSpec& spec, std
 }  // namespace
 
 void register_collectives(Backend backend) {
-  std::vector<int> ns = world_sizes();
-  if (backend == Backend::gloo && profile() == Profile::smoke) ns = {2, 4};
-  if (backend == Backend::nccl) {
-    std::erase_if(ns, [](int n) { return !nccl_unavailable(n).empty(); });
-    if (ns.empty()) ns = {1};  // one GPU: worlds of one rank, the per-call cost of the nccl path
-  }
-  for (int n : ns)
+  for (int n : world_sizes_for(backend))
     for (const auto& spec : collectives())
       for (std::size_t bytes : sizes_for(spec)) {
         register_collective(backend, n, spec, bytes);

@@ -12,7 +12,7 @@
 #include "bench/register.hpp"
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
-#include "real/nccl/world.hpp"
+#include "real/registry.hpp"
 #include "real/testing.hpp"
 
 namespace dist::bench {
@@ -82,19 +82,17 @@ double pair_min_time_s() {
   return current_profile == Profile::smoke ? 0.3 : 1.0;
 }
 
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::sim: return "sim";
-    case Backend::gloo: return "gloo";
-    case Backend::nccl: return "nccl";
-  }
-  return "?";
+std::vector<int> world_sizes_for(Backend backend) {
+  std::vector<int> ns = world_sizes();
+  if (backend == Backend::sim) return ns;
+  const auto& entry = dist::real::backend_entry(backend, "dist_bench");
+  if (profile() == Profile::smoke) ns = {2, 4};
+  std::erase_if(ns, [&](int n) { return !entry.unavailable(n).empty(); });
+  if (ns.empty() && entry.unavailable(1).empty()) ns = {1};
+  return ns;
 }
 
-#ifdef DIST_BENCH_HAVE_GLOO
-bool gloo_available() { return true; }
-#else
-bool gloo_available() { return false; }
+#ifndef DIST_BENCH_HAVE_GLOO
 struct RawGlooRanks {};
 std::shared_ptr<RawGlooRanks> make_raw_gloo_ranks(int) { return nullptr; }
 void with_raw_gloo(RawGlooRanks*, int, const std::function<void()>& body) {
@@ -103,15 +101,6 @@ void with_raw_gloo(RawGlooRanks*, int, const std::function<void()>& body) {
 void register_raw_twin(const std::string&, int, std::size_t, const RankCall&) {}
 void register_raw_barrier(int) {}
 #endif
-
-std::string nccl_unavailable(int n) {
-  if (std::string why = dist::real::nccl_unavailable_reason(); !why.empty()) return why;
-  const int gpus = dist::real::nccl_device_count();
-  if (gpus < n)
-    return std::to_string(n) + " ranks need " + std::to_string(n) + " GPUs (one per rank; NCCL " +
-           "refuses two ranks on one GPU), found " + std::to_string(gpus);
-  return "";
-}
 
 void RankBuffers::reserve(std::size_t in_count, std::size_t out_count, int rank) {
   const float value = static_cast<float>(rank + 1);
@@ -144,22 +133,19 @@ detail::BufferRef RankBuffers::out_ref(std::size_t offset, std::size_t count) {
 }
 
 BenchWorld::BenchWorld(Backend backend, int n)
-    : backend_(backend), n_(n), buffers_(static_cast<std::size_t>(n)),
+    : backend_(backend),
+      n_(n),
+      buffers_(static_cast<std::size_t>(n)),
       raw_gloo_(backend == Backend::gloo ? make_raw_gloo_ranks(n) : nullptr),
       errors_(static_cast<std::size_t>(n)) {
-  if (backend == Backend::nccl)
-    for (int rank = 0; rank < n; ++rank) buffers_[static_cast<std::size_t>(rank)].device = Device::cuda(rank);
   launcher_ = std::thread([this] {
     try {
       if (backend_ == Backend::sim) {
         dist::sim::Cluster cluster{.nodes = 1, .ranks_per_node = n_};
         cluster.timeout = rank_timeout;
         dist::sim::run(cluster, [this] { rank_loop(dist::get_rank()); });
-      } else if (backend_ == Backend::nccl) {
-        dist::real::run_ranks_or_throw(dist::Backend::nccl, n_, rank_timeout,
-                                       [this](int rank) { rank_loop(rank); });
       } else {
-        dist::real::run_ranks_or_throw(dist::Backend::gloo, n_, rank_timeout, [this](int rank) {
+        dist::real::run_thread_world_or_throw(backend_, n_, rank_timeout, [this](int rank) {
           with_raw_gloo(raw_gloo_.get(), rank, [&] { rank_loop(rank); });
         });
       }
@@ -196,6 +182,8 @@ BenchWorld::~BenchWorld() {
 }
 
 void BenchWorld::rank_loop(int rank) {
+  // Buffers live where the backend communicates (cpu, or this rank's GPU for nccl).
+  buffers_[static_cast<std::size_t>(rank)].device = dist::get_comm_device();
   std::uint64_t seen = 0;
   std::unique_lock lock(mutex_);
   for (;;) {

@@ -18,6 +18,7 @@
 
 #include "dist/detail/erased.hpp"
 #include "dist/tensor.hpp"
+#include "dist/types.hpp"
 
 namespace dist::bench {
 
@@ -34,15 +35,15 @@ double min_time_s();
 // of 10%.
 double pair_min_time_s();
 
-// The backends a world can run on: the simulated cluster, our gloo backend with ranks as
-// threads, or our nccl backend with ranks as threads, rank r on GPU r and its buffers in that
-// GPU's memory. Each rank of a gloo world also calls Gloo's own API on its backend's Gloo context
-// for the baseline: the same operation on the same connections, without our layer.
-enum class Backend { sim, gloo, nccl };
-const char* backend_name(Backend b);
-bool gloo_available();
-// Why nccl worlds of `n` ranks cannot run here ("" when they can): one GPU per rank.
-std::string nccl_unavailable(int n);
+// A world runs on the simulated cluster or on a real backend of the registry whose ranks can be
+// threads (gloo; nccl with rank r on GPU r and its buffers in that GPU's memory). Each rank of a
+// gloo world also calls Gloo's own API on its backend's Gloo context for the baseline: the same
+// operation on the same connections, without our layer.
+using dist::Backend;
+// The world sizes `backend` is benchmarked at in this profile and on this machine: every size
+// for sim; for a real backend the sizes it can run here (2 and 4 in the smoke profile), or a
+// world of one rank where that is all it can run (one GPU: the cost of a call).
+std::vector<int> world_sizes_for(Backend backend);
 
 // The raw Gloo handles of a gloo world's ranks (raw_gloo_bench.cpp; empty without gloo).
 struct RawGlooRanks;

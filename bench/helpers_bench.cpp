@@ -48,7 +48,7 @@ const std::string& part_dir() {
 }
 
 std::string name_of(const std::string& what, Backend backend, int n, const std::string& tail = "") {
-  return what + "/" + backend_name(backend) + "/ranks:" + std::to_string(n) + tail;
+  return what + "/" + std::string(to_string(backend)) + "/ranks:" + std::to_string(n) + tail;
 }
 
 // Registers a helper benchmark whose per-rank state is made once by `setup` (on the rank's
@@ -104,8 +104,7 @@ void register_for(Backend backend, int n, bool objects, bool results) {
 
 void register_helpers(Backend backend) {
   const bool smoke = profile() == Profile::smoke;
-  for (int n : world_sizes()) {
-    if (smoke && backend == Backend::gloo && n == 8) continue;
+  for (int n : world_sizes_for(backend)) {
     const bool objects = !smoke || n != 4;
     const bool results = !smoke || n == 2;
     register_for(backend, n, objects, results);

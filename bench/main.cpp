@@ -1,6 +1,7 @@
 // dist_bench: registers the suite for the chosen profile (--profile=smoke|full, or the
 // DIST_BENCH_PROFILE environment variable; smoke by default), runs it and closes the worlds.
-// nccl joins where there is a GPU: worlds of up to one rank per GPU (one rank on a single GPU).
+// The real backends come from the registry: nccl joins where there is a GPU, in worlds of up to
+// one rank per GPU (one rank on a single GPU).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -9,6 +10,7 @@
 
 #include "bench/harness.hpp"
 #include "bench/register.hpp"
+#include "real/registry.hpp"
 
 namespace dist::bench {
 
@@ -54,19 +56,20 @@ int main(int argc, char** argv) {
   register_memcpy();
   register_collectives(Backend::sim);
   register_helpers(Backend::sim);
-  if (gloo_available()) {
-    register_collectives(Backend::gloo);
-    register_helpers(Backend::gloo);
-  }
-  // nccl: the collectives on worlds of 2, 4 and 8 ranks, as many as there are GPUs; on one GPU,
-  // worlds of one rank (no data crosses GPUs: busbw is 0, the time is the cost of a call).
-  if (const std::string why = nccl_unavailable(1); !why.empty()) {
-    std::cerr << "dist_bench: nccl not benchmarked: " << why << "\n";
-  } else {
-    if (const std::string why2 = nccl_unavailable(2); !why2.empty())
-      std::cerr << "dist_bench: nccl on worlds of one rank only (" << why2
+  // The real backends of the registry whose ranks can be threads of this process; mpi's ranks
+  // are processes (dist_mpi_bench and dist_mpi_pairs, under mpirun).
+  for (const dist::real::BackendEntry* entry : dist::real::registered_backends()) {
+    if (!entry->threads) continue;
+    const std::string name(dist::to_string(entry->kind));
+    if (const std::string why = entry->unavailable(1); !why.empty()) {
+      std::cerr << "dist_bench: " << name << " not benchmarked: " << why << "\n";
+      continue;
+    }
+    if (const std::string why = entry->unavailable(2); !why.empty())
+      std::cerr << "dist_bench: " << name << " on worlds of one rank only (" << why
                 << "): busbw is 0 by definition, the times are the cost of a call\n";
-    register_collectives(Backend::nccl);
+    register_collectives(entry->kind);
+    register_helpers(entry->kind);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -15,6 +15,7 @@
 #include "bench/batch_size.hpp"
 #include "bench/mpi_timing.hpp"
 #include "dist/dist.hpp"
+#include "dist/init.hpp"
 
 namespace {
 

@@ -4,10 +4,16 @@
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/dist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The backend libraries (and the host reductions they share) are static and linked privately by
+# The backend libraries are static and linked privately by
 # dist_real: a consumer's link line needs them (and Gloo and MPI, when built with them, which
 # distConfig.cmake finds).
-install(TARGETS dist_core dist_sim dist_real dist_gloo dist_mpi dist_host_reduce EXPORT distTargets
+# A shared build links them into libdist_real.so instead, and installs none of them.
+if(BUILD_SHARED_LIBS)
+  set(dist_installed_backends "")
+else()
+  set(dist_installed_backends ${DIST_BACKEND_TARGETS})
+endif()
+install(TARGETS dist_core dist_sim dist_real ${dist_installed_backends} EXPORT distTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT distTargets NAMESPACE dist:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dist)

@@ -36,7 +36,7 @@ std::mt19937_64& random_engine() {
 }
 
 std::shared_ptr<detail::GroupState> make_group_state(const Context& owner, std::vector<int> ranks,
-                                                     std::shared_ptr<Backend> backend) {
+                                                     std::shared_ptr<BackendImpl> backend) {
   auto state = std::make_shared<detail::GroupState>();
   const auto it = std::find(ranks.begin(), ranks.end(), owner.rank);
   state->rank = it == ranks.end() ? -1 : static_cast<int>(it - ranks.begin());

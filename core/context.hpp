@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 #include "dist/api.hpp"
 
 namespace dist::detail {
@@ -15,7 +15,7 @@ namespace dist::detail {
 struct GroupState {
   std::vector<int> ranks;                  // global ranks, in group-rank order
   int rank = -1;                           // the owner's group rank; -1 when not a member
-  std::shared_ptr<core::Backend> backend;  // null when not a member
+  std::shared_ptr<core::BackendImpl> backend;  // null when not a member
   const void* owner = nullptr;             // the Context this group belongs to
 };
 
@@ -38,13 +38,13 @@ struct Context {
 };
 
 // The calling rank's random stream; without a context, a per-thread stream seeded from the OS.
-std::mt19937_64& random_engine();
+DIST_API std::mt19937_64& random_engine();
 
 // The calling thread's context: its thread binding, else the process context, else null.
-Context* current_context();
+DIST_API Context* current_context();
 
 // Binds a context to the calling thread for the binding's lifetime.
-class ContextBinding {
+class DIST_API ContextBinding {
  public:
   explicit ContextBinding(Context* context);
   ~ContextBinding();
@@ -56,10 +56,11 @@ class ContextBinding {
 };
 
 // Installs (or with null, removes) the process-wide context used by threads with no binding.
-void set_process_context(std::shared_ptr<Context> context);
+DIST_API void set_process_context(std::shared_ptr<Context> context);
 
 // Makes the GroupState of a group the caller belongs to (or not, with a null backend).
-std::shared_ptr<detail::GroupState> make_group_state(const Context& owner, std::vector<int> ranks,
-                                                     std::shared_ptr<Backend> backend);
+DIST_API std::shared_ptr<detail::GroupState> make_group_state(const Context& owner,
+                                                              std::vector<int> ranks,
+                                                              std::shared_ptr<BackendImpl> backend);
 
 }  // namespace dist::core

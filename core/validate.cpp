@@ -52,7 +52,7 @@ ReduceOp check_op(const OpArg& op, DType dtype, const char* function) {
   return resolved;
 }
 
-void check_buffer(const Buf& buffer, const Backend* backend, const char* function,
+void check_buffer(const Buf& buffer, const BackendImpl* backend, const char* function,
                   const char* argument) {
   if (buffer.count > 0 && buffer.data == nullptr)
     throw InvalidArgument(where(function, argument) + " is null but holds " +

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 #include "core/context.hpp"
 #include "dist/api.hpp"
 #include "dist/types.hpp"
@@ -14,7 +14,7 @@ namespace dist::core {
 // A resolved group: the backend is null (and size 1) when not distributed.
 struct Target {
   detail::GroupState* group = nullptr;
-  Backend* backend = nullptr;
+  BackendImpl* backend = nullptr;
   int size = 1;
   int rank = 0;
 };
@@ -27,7 +27,7 @@ void check_rank(int value, int size, const char* function, const char* argument)
 // Resolves the op and checks it is defined for `dtype`.
 ReduceOp check_op(const OpArg& op, DType dtype, const char* function);
 // A buffer must point somewhere when it holds elements, and be on a device the backend reaches.
-void check_buffer(const Buf& buffer, const Backend* backend, const char* function,
+void check_buffer(const Buf& buffer, const BackendImpl* backend, const char* function,
                   const char* argument);
 // `actual` elements where `expected` are required ("must hold <rule>").
 void check_count(std::size_t actual, std::size_t expected, const char* function,

@@ -1,6 +1,7 @@
 // The backends the property suite runs against. Each is a type with a name, its capabilities and
 // run(shape, fn): fn on every rank, the per-rank results in rank order, or a RunFailure naming
-// every rank's outcome. Adding a backend is one line in AllBackends.
+// every rank's outcome. The real backends come from real/registry (what they need, why they
+// cannot run here); a new one is a line in AllBackends.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -22,7 +23,7 @@
 #ifdef DIST_PROPS_WITH_GLOO
 #include <rapidcheck.h>
 
-#include "real/nccl/world.hpp"
+#include "real/registry.hpp"
 #include "real/testing.hpp"
 #endif
 
@@ -83,7 +84,7 @@ inline int& current_case_percent() {
 
 template <class B>
 concept BackendUnderTest = requires(const WorldShape& shape) {
-  { B::name } -> std::convertible_to<std::string_view>;
+  { B::name() } -> std::convertible_to<std::string>;
   { B::capabilities } -> std::convertible_to<Capabilities>;
   {
     B::run(shape, [] { return 0; })
@@ -110,7 +111,7 @@ inline RankOutcome outcome_of(const std::exception_ptr& error, const std::string
 
 // The simulated cluster: one thread per rank in this process.
 struct SimBackend {
-  static constexpr std::string_view name = "sim";
+  static std::string name() { return "sim"; }
   static constexpr Capabilities capabilities{.backend = dist::Backend::sim,
                                              .bitwise_floats = true,
                                              .reports_mismatches = true,
@@ -134,13 +135,13 @@ static_assert(BackendUnderTest<SimBackend>);
 
 #ifdef DIST_PROPS_WITH_GLOO
 namespace detail {
-// fn on every rank of a `backend` world of ranks as threads in this process (real::run_ranks),
-// multi-node shapes with their local groups as init_dist would make them.
+// fn on every rank of a `backend` world of ranks as threads in this process
+// (real::run_thread_world), multi-node shapes with their local groups as init_dist would make them.
 template <class F>
 auto run_real_ranks(dist::Backend backend, std::string_view name, const WorldShape& shape, F&& fn) {
   using R = decltype(fn());
   std::vector<std::optional<R>> results(static_cast<std::size_t>(shape.size()));
-  const auto errors = dist::real::run_ranks(
+  const auto errors = dist::real::run_thread_world(
       backend, shape.size(), std::chrono::seconds(30),
       [&](int rank) { results[static_cast<std::size_t>(rank)].emplace(fn()); },
       shape.ranks_per_node);
@@ -167,53 +168,54 @@ auto run_real_ranks(dist::Backend backend, std::string_view name, const WorldSha
   for (auto& r : results) out.push_back(std::move(*r));
   return out;
 }
-// Discards a case on more ranks than there are GPUs here (nccl runs one rank per GPU).
-inline void discard_beyond_gpus(std::string_view name, int ranks) {
-  const int gpus = dist::real::nccl_device_count();
-  if (ranks > gpus)
-    RC_DISCARD(std::string(name) + ": " + std::to_string(ranks) + " ranks, but only " +
-               std::to_string(gpus) + " GPU(s) (one per rank)");
+// Discards a case on more ranks than `backend` can run in this process (nccl: one per GPU).
+inline void discard_beyond_limit(dist::Backend backend, const std::string& name, int ranks) {
+  if (std::string why = dist::real::backend_entry(backend, "props").unavailable(ranks);
+      !why.empty())
+    RC_DISCARD(name + ": " + why);
+}
+// The most ranks (up to 8) `backend` can run in this process.
+inline int max_ranks_here(dist::Backend backend) {
+  const auto& entry = dist::real::backend_entry(backend, "props");
+  int n = 8;
+  while (n > 0 && !entry.unavailable(n).empty()) --n;
+  return n;
+}
+// Every real backend's props, written once: the share of the case budget it runs (real backends
+// spend most of a case connecting) and how long a run that must fail may take. nccl's are the
+// slowest to connect and to abort.
+constexpr Capabilities real_capabilities(dist::Backend backend, int case_percent) {
+  const bool slow = backend == dist::Backend::nccl;
+  return {.backend = backend,
+          .bitwise_floats = false,
+          .reports_mismatches = false,
+          .failure_deadline = std::chrono::seconds(slow ? 60 : 30),
+          .case_percent = slow ? 10 : case_percent};
 }
 }  // namespace detail
 
-// Gloo over TCP loopback, one thread per rank in this process, meeting through an in-memory
-// store; multi-node shapes get their local groups as init_dist would make them.
-struct GlooBackend {
-  static constexpr std::string_view name = "gloo";
-  static constexpr Capabilities capabilities{.backend = dist::Backend::gloo,
-                                             .bitwise_floats = false,
-                                             .reports_mismatches = false,
-                                             .failure_deadline = std::chrono::seconds(30),
-                                             .case_percent = 20};
+// A real backend whose ranks are threads of this process, meeting through an in-memory store
+// (gloo over TCP loopback; nccl with rank r on GPU r, host data staged through device memory);
+// multi-node shapes get their local groups as init_dist would make them. The suite skips, saying
+// why, where the backend cannot run; cases on more ranks than it can run here are discarded.
+template <dist::Backend K>
+struct ThreadBackend {
+  static std::string name() { return std::string(dist::to_string(K)); }
+  static constexpr Capabilities capabilities = detail::real_capabilities(K, 20);
+  static std::string unavailable() {
+    const auto& entry = dist::real::backend_entry(K, "props");
+    if (!entry.threads) return "its ranks are processes, not threads (see " + name() + "_procs)";
+    return entry.unavailable(1);
+  }
+  static int max_ranks() { return detail::max_ranks_here(K); }
 
   template <class F>
   static auto run(const WorldShape& shape, F&& fn) {
-    return detail::run_real_ranks(capabilities.backend, name, shape, std::forward<F>(fn));
+    detail::discard_beyond_limit(K, name(), shape.size());
+    return detail::run_real_ranks(K, name(), shape, std::forward<F>(fn));
   }
 };
-static_assert(BackendUnderTest<GlooBackend>);
-
-// NCCL, one thread per rank, rank r on GPU r (NCCL refuses two ranks on one GPU), the props'
-// host data staged through device memory as MMEngine does. The suite skips, saying why, where
-// nccl cannot run (no GPU, or built without CUDA); cases on more ranks than GPUs are discarded,
-// and properties that need more ranks than there are GPUs skip.
-struct NcclBackend {
-  static constexpr std::string_view name = "nccl";
-  static constexpr Capabilities capabilities{.backend = dist::Backend::nccl,
-                                             .bitwise_floats = false,
-                                             .reports_mismatches = false,
-                                             .failure_deadline = std::chrono::seconds(60),
-                                             .case_percent = 10};
-  static std::string unavailable() { return dist::real::nccl_unavailable_reason(); }
-  static int max_ranks() { return dist::real::nccl_device_count(); }
-
-  template <class F>
-  static auto run(const WorldShape& shape, F&& fn) {
-    detail::discard_beyond_gpus(name, shape.size());
-    return detail::run_real_ranks(capabilities.backend, name, shape, std::forward<F>(fn));
-  }
-};
-static_assert(BackendUnderTest<NcclBackend>);
+static_assert(BackendUnderTest<ThreadBackend<dist::Backend::gloo>>);
 #endif
 
 // Every backend the suite is instantiated for (one entry per backend).
@@ -225,6 +227,8 @@ struct ProcessBackend;
 using GlooProcessBackend = ProcessBackend<dist::Backend::gloo>;
 using NcclProcessBackend = ProcessBackend<dist::Backend::nccl>;
 using MpiProcessBackend = ProcessBackend<dist::Backend::mpi>;
+using GlooBackend = ThreadBackend<dist::Backend::gloo>;
+using NcclBackend = ThreadBackend<dist::Backend::nccl>;
 using AllBackends = ::testing::Types<SimBackend, GlooBackend, GlooProcessBackend, NcclBackend,
                                      NcclProcessBackend, MpiProcessBackend>;
 #else
@@ -260,9 +264,8 @@ template <class B>
 std::string too_few_ranks(int ranks) {
   if constexpr (requires { B::max_ranks(); }) {
     if (B::max_ranks() < ranks)
-      return std::string(B::name) + " runs at most " + std::to_string(B::max_ranks()) +
-             " rank(s) here (one per GPU or process); this property needs " +
-             std::to_string(ranks);
+      return B::name() + " runs at most " + std::to_string(B::max_ranks()) +
+             " rank(s) here (one per GPU or process); this property needs " + std::to_string(ranks);
   }
   return "";
 }
@@ -276,7 +279,7 @@ std::string too_few_ranks(int ranks) {
 struct BackendNames {
   template <class B>
   static std::string GetName(int) {
-    return std::string(B::name);
+    return B::name();
   }
 };
 
@@ -287,9 +290,9 @@ template <class B>
 class BackendSuite : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
+    if (!selected(B::name())) GTEST_SKIP() << B::name() << " is not in DIST_PROPS_BACKENDS";
     if (const std::string why = unavailable_reason<B>(); !why.empty())
-      GTEST_SKIP() << B::name << " cannot run here: " << why;
+      GTEST_SKIP() << B::name() << " cannot run here: " << why;
     current_case_percent() = B::capabilities.case_percent;
   }
   void TearDown() override { current_case_percent() = 100; }

@@ -21,8 +21,7 @@
 #include "props/backends.hpp"
 #include "props/process_cluster.hpp"
 #include "props/scratch.hpp"
-#include "real/mpi/world.hpp"
-#include "real/nccl/world.hpp"
+#include "real/registry.hpp"
 
 namespace dist {
 // The half-precision types travel in results as their bits.
@@ -157,29 +156,22 @@ std::vector<R> results_of(const std::vector<CaseReport>& reports, int k) {
 // MPI's shared-memory transport is fast, so it runs 25% of the budget (about 10 s on 4 processes).
 template <dist::Backend K>
 struct ProcessBackend {
-  static constexpr bool on_nccl = K == dist::Backend::nccl;
-  static constexpr bool on_mpi = K == dist::Backend::mpi;
-  static constexpr std::string_view name = on_nccl ? "nccl_procs" : on_mpi ? "mpi_procs" : "gloo_procs";
-  static constexpr Capabilities capabilities{
-      .backend = K,
-      .bitwise_floats = false,
-      .reports_mismatches = false,
-      .failure_deadline = std::chrono::seconds(on_nccl ? 60 : 30),
-      .case_percent = on_nccl ? 10 : on_mpi ? 25 : 8};
-  static std::string unavailable()
-    requires(on_nccl || on_mpi)
-  {
-    if constexpr (on_nccl) return dist::real::nccl_unavailable_reason();
-    if (!dist::real::mpi_built()) return "dist was built without mpi (no MPI library was found)";
-    if (!procs::under_mpirun())
-      return "its processes must be mpirun's: DIST_PROPS_PROCS_BACKEND=mpi_procs props/run_procs.sh";
+  static std::string name() { return std::string(dist::to_string(K)) + "_procs"; }
+  static constexpr Capabilities capabilities =
+      detail::real_capabilities(K, K == dist::Backend::mpi ? 25 : 8);
+  // Why a rank per process cannot run here: the backend's own reason, or a launcher it needs.
+  static std::string unavailable() {
+    const auto& entry = dist::real::backend_entry(K, "props");
+    if (std::string why = entry.unavailable(1); !why.empty()) return why;
+    if (entry.launcher == "mpi" && !procs::under_mpirun())
+      return "its processes must be mpirun's: DIST_PROPS_PROCS_BACKEND=" + name() +
+             " props/run_procs.sh";
     return "";
   }
-  // A process per rank (the launcher's world size), and on nccl a GPU per rank.
+  // A process per rank (the launcher's world size), each within what the backend runs here
+  // (nccl: a GPU per rank).
   static int max_ranks() {
-    const int processes = procs::launched_processes();
-    if constexpr (on_nccl) return std::min(dist::real::nccl_device_count(), processes);
-    return processes;
+    return std::min(detail::max_ranks_here(K), procs::launched_processes());
   }
 
   template <class F>
@@ -190,9 +182,9 @@ struct ProcessBackend {
                   "result type needs a cereal serialize() (ranks must not share memory)");
     procs::Cluster& cluster = procs::Cluster::get();
     if (shape.size() > cluster.size())
-      RC_DISCARD(std::string(name) + ": " + std::to_string(shape.size()) + " ranks, but only " +
+      RC_DISCARD(name() + ": " + std::to_string(shape.size()) + " ranks, but only " +
                  std::to_string(cluster.size()) + " processes");
-    if constexpr (on_nccl) detail::discard_beyond_gpus(name, shape.size());
+    detail::discard_beyond_limit(K, name(), shape.size());
     const std::uint64_t id = cluster.next_case();
     std::ostringstream step;
     step << "case " << id << " of " << procs::test_name() << " on " << shape;
@@ -217,19 +209,20 @@ class BackendSuite<ProcessBackend<K>> : public ::testing::Test {
  protected:
   void SetUp() override {
     using B = ProcessBackend<K>;
-    if (!selected(B::name)) GTEST_SKIP() << B::name << " is not in DIST_PROPS_BACKENDS";
+    if (!selected(B::name())) GTEST_SKIP() << B::name() << " is not in DIST_PROPS_BACKENDS";
     if (!procs::under_launcher())
-      GTEST_SKIP() << B::name << " runs each rank as a process; run under distrun (mpirun for "
+      GTEST_SKIP() << B::name() << " runs each rank as a process; run under distrun (mpirun for "
                    << "mpi_procs): " << procs::how_to_run;
     if (const std::string why = unavailable_reason<B>(); !why.empty())
-      GTEST_SKIP() << B::name << " cannot run here: " << why;
+      GTEST_SKIP() << B::name() << " cannot run here: " << why;
     const auto seed = rc::detail::configuration().testParams.seed;
     auto& cluster = procs::Cluster::get();
     cluster.require_in_step(
         "start of " + procs::test_name() + " with seed " + std::to_string(seed),
         "(pass one RC_PARAMS=seed=N to every process)");
-    // MPI_Init is collective over mpirun's processes, and a case world may use only some.
-    if constexpr (B::on_mpi) dist::real::prepare_mpi();
+    // Readies every process (mpi: MPI_Init is collective over mpirun's processes, and a case
+    // world may use only some of them).
+    dist::real::backend_entry(K, "props").prepare(cluster.rank());
     active_ = true;
     current_case_percent() = B::capabilities.case_percent;
     run_leader_pid() = cluster.first_pid();

@@ -16,7 +16,7 @@
 #include "core/init/rendezvous.hpp"
 #include "dist/api.hpp"
 #include "dist/objects.hpp"
-#include "real/nccl/world.hpp"
+#include "real/registry.hpp"
 #include "real/testing.hpp"
 #include "real/world.hpp"
 
@@ -77,7 +77,7 @@ std::shared_ptr<dist::core::Context> Cluster::open_case_world(dist::Backend back
   auto store = std::make_shared<dist::core::PrefixStore>("props-case-" + std::to_string(id),
                                                          store_);
   store->set_timeout(case_timeout);
-  if (backend == dist::Backend::nccl) dist::real::select_nccl_device(rank_);
+  dist::real::backend_entry(backend, "props").prepare(rank_);  // nccl: this process's GPU
   auto context = dist::real::make_world_context({backend, store, rank_, k, case_timeout, host_});
   dist::core::ContextBinding binding(context.get());
   dist::real::make_local_groups(ranks_per_node);

@@ -153,7 +153,7 @@ TYPED_TEST(Programs, MatchReference) {
 }
 TYPED_TEST(Programs, OneRankChangedFailsWithDesyncOrDeadlock) {
   if (!TypeParam::capabilities.reports_mismatches)
-    GTEST_SKIP() << TypeParam::name << " does not report mismatched collectives as errors";
+    GTEST_SKIP() << TypeParam::name() << " does not report mismatched collectives as errors";
   PROPS_SKIP_BELOW_RANKS(TypeParam, 2);
   check(300, [] { mutated_programs_fail<TypeParam>(); });
 }

@@ -121,7 +121,7 @@ auto run_on(const WorldShape& shape, F&& fn,
   });
   std::unique_lock lock(shared->mutex);
   if (!shared->done.wait_for(lock, deadline, [&] { return shared->finished; })) {
-    report_hang(B::name, shape, deadline, context);
+    report_hang(B::name(), shape, deadline, context);
   }
   lock.unlock();
   runner.join();

@@ -10,9 +10,11 @@
 
 #include "core/context.hpp"
 #include "core/init/launcher.hpp"
+#include "core/init/rendezvous.hpp"
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
-#include "real/nccl/world.hpp"
+#include "real/registry.hpp"
+#include "real/world.hpp"
 
 namespace dist {
 
@@ -66,8 +68,11 @@ void create_local_group(const core::LaunchInfo& info) {
 
 void init_dist(std::string_view launcher, Backend backend, const InitOptions& options) {
   const core::LaunchInfo info = core::prepare_launcher_env(launcher, options.port);
-  if (backend == Backend::nccl) real::select_nccl_device(info.local_rank);  // as MMEngine
-  init_process_group(backend, "env://", -1, -1, options.timeout);
+  // As MMEngine: nccl makes GPU local_rank % count current (mpi: initialises MPI).
+  real::check_can_join(backend, "init_dist");
+  real::backend_entry(backend, "init_dist").prepare(info.local_rank);
+  real::join_world(backend, core::open_tcp_rendezvous(info.address, options.timeout, "env://"),
+                   options.timeout);
   try {
     create_local_group(info);
   } catch (...) {

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "dist/api.hpp"
+#include "dist/init.hpp"
 
 namespace dist {
 

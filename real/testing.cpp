@@ -1,4 +1,5 @@
-// run_ranks: threads over one HashStore; each creates, binds, uses and drops its own context.
+// run_thread_world: threads over one HashStore; each creates, binds, uses and drops its own
+// context.
 #include "real/testing.hpp"
 
 #include <memory>
@@ -10,7 +11,7 @@
 #include "core/store/hash_store.hpp"
 #include "dist/api.hpp"
 #include "dist/errors.hpp"
-#include "real/nccl/world.hpp"
+#include "real/registry.hpp"
 #include "real/world.hpp"
 
 namespace dist::real {
@@ -28,13 +29,17 @@ void make_local_groups(int ranks_per_node) {
   }
 }
 
-std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
-                                          std::chrono::milliseconds timeout,
-                                          const std::function<void(int rank)>& fn,
-                                          int ranks_per_node) {
+std::vector<std::exception_ptr> run_thread_world(dist::Backend backend, int n,
+                                                 std::chrono::milliseconds timeout,
+                                                 const std::function<void(int rank)>& fn,
+                                                 int ranks_per_node) {
   if (ranks_per_node < 0 || (ranks_per_node > 0 && n % ranks_per_node != 0))
-    throw InvalidArgument("run_ranks: ranks_per_node " + std::to_string(ranks_per_node) +
+    throw InvalidArgument("run_thread_world: ranks_per_node " + std::to_string(ranks_per_node) +
                           " does not divide the world size " + std::to_string(n));
+  const BackendEntry& entry = backend_entry(backend, "run_thread_world");
+  if (!entry.threads)
+    throw InvalidArgument("run_thread_world: the " + std::string(to_string(backend)) +
+                          " backend runs one rank per process, not as threads of one");
   auto store = std::make_shared<core::HashStore>();
   store->set_timeout(timeout);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
@@ -43,7 +48,7 @@ std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
     for (int rank = 0; rank < n; ++rank)
       threads.emplace_back([&, rank] {
         try {
-          if (backend == dist::Backend::nccl) select_nccl_device(rank);  // a GPU per rank
+          entry.prepare(rank);  // nccl: a GPU per rank
           auto context = make_world_context({backend, store, rank, n, timeout, ""});
           core::ContextBinding binding(context.get());
           if (ranks_per_node > 0) make_local_groups(ranks_per_node);
@@ -56,9 +61,9 @@ std::vector<std::exception_ptr> run_ranks(dist::Backend backend, int n,
   return errors;
 }
 
-void run_ranks_or_throw(dist::Backend backend, int n, std::chrono::milliseconds timeout,
-                        const std::function<void(int rank)>& fn) {
-  for (const auto& e : run_ranks(backend, n, timeout, fn))
+void run_thread_world_or_throw(dist::Backend backend, int n, std::chrono::milliseconds timeout,
+                               const std::function<void(int rank)>& fn) {
+  for (const auto& e : run_thread_world(backend, n, timeout, fn))
     if (e) std::rethrow_exception(e);
 }
 

@@ -1,5 +1,6 @@
-// make_world_context and init_process_group: open the rendezvous, connect the chosen backend,
-// and build the context (world group; no local group: the launcher's layout is init_dist's).
+// make_world_context and init_process_group: open the rendezvous, connect the chosen backend (its
+// row of the registry), and build the context (world group; no local group: the launcher's
+// layout is init_dist's).
 #include "real/world.hpp"
 
 #include <signal.h>
@@ -9,9 +10,7 @@
 #include "core/init/rendezvous.hpp"
 #include "dist/errors.hpp"
 #include "dist/init.hpp"
-#include "real/gloo/world.hpp"
-#include "real/mpi/world.hpp"
-#include "real/nccl/world.hpp"
+#include "real/registry.hpp"
 
 namespace dist::real {
 
@@ -24,24 +23,11 @@ void ignore_sigpipe() {
   if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
     ::signal(SIGPIPE, SIG_IGN);
 }
-
-std::shared_ptr<core::Backend> make_backend(const WorldSpec& spec) {
-  switch (spec.backend) {
-    case dist::Backend::gloo: return make_gloo_world(spec);
-    case dist::Backend::sim:
-      throw InvalidArgument("init_process_group: the sim backend runs in one process; use "
-                            "dist::sim::run instead");
-    case dist::Backend::nccl: return make_nccl_world(spec);
-    case dist::Backend::mpi: return make_mpi_world(spec);
-  }
-  throw BackendError("init_process_group: unknown backend " +
-                     std::to_string(static_cast<int>(spec.backend)));
-}
 }  // namespace
 
 std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   ignore_sigpipe();
-  auto backend = make_backend(spec);
+  auto backend = backend_entry(spec.backend, "init_process_group").make_world(spec);
   auto context = std::make_shared<core::Context>();
   context->kind = spec.backend;
   context->rank = spec.rank;
@@ -54,22 +40,30 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   return context;
 }
 
+void check_can_join(dist::Backend backend, const std::string& caller) {
+  if (core::current_context())
+    throw InvalidArgument(caller +
+                          ": this process (or thread) is already distributed; call "
+                          "destroy_dist() first");
+  // Not built, or (nccl) no GPU: says why before anything is opened.
+  require_available(backend_entry(backend, caller), 1, caller);
+}
+
+void join_world(dist::Backend backend, const core::Rendezvous& rendezvous,
+                std::chrono::milliseconds timeout) {
+  WorldSpec spec{backend, rendezvous.store, rendezvous.rank, rendezvous.world_size,
+                 timeout, rendezvous.host};
+  core::set_process_context(make_world_context(spec));
+}
+
 }  // namespace dist::real
 
 namespace dist {
 
 void init_process_group(Backend backend, std::string init_method, int rank, int world_size,
                         std::chrono::milliseconds timeout) {
-  if (core::current_context())
-    throw InvalidArgument("init_process_group: this process (or thread) is already distributed; "
-                          "call destroy_dist() first");
-  if (backend == Backend::gloo && !real::gloo_built()) real::make_gloo_world({});  // says why
-  if (backend == Backend::nccl) real::require_nccl();  // no GPU, or built without nccl: says why
-  if (backend == Backend::mpi && !real::mpi_built()) real::make_mpi_world({});  // says why
-  auto rendezvous = core::open_rendezvous(init_method, rank, world_size, timeout);
-  real::WorldSpec spec{backend, rendezvous.store, rendezvous.rank, rendezvous.world_size, timeout,
-                       rendezvous.host};
-  core::set_process_context(real::make_world_context(spec));
+  real::check_can_join(backend, "init_process_group");
+  real::join_world(backend, core::open_rendezvous(init_method, rank, world_size, timeout), timeout);
 }
 
 }  // namespace dist

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/context.hpp"
+#include "core/init/rendezvous.hpp"
 #include "core/store/store.hpp"
 #include "dist/types.hpp"
 
@@ -24,5 +25,14 @@ struct WorldSpec {
 // Connects this rank's world backend (collective over every rank of the spec) and returns its
 // context, not yet installed. BackendError when the backend was not built.
 std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec);
+
+// Before a rendezvous is opened: InvalidArgument when this process is already distributed,
+// BackendError when `backend` cannot run here (not built, no GPU). `caller` names the function.
+void check_can_join(dist::Backend backend, const std::string& caller);
+
+// Connects this process's world through an open rendezvous and makes it the process-wide
+// context (init_process_group and init_dist end here, after check_can_join).
+void join_world(dist::Backend backend, const core::Rendezvous& rendezvous,
+                std::chrono::milliseconds timeout);
 
 }  // namespace dist::real

@@ -1,7 +1,7 @@
 // Error messages of the simulated fabric.
 #include "sim/diagnostics.hpp"
 
-#include "sim/comm.hpp"
+#include "sim/communicator.hpp"
 
 namespace dist::sim {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "sim/comm.hpp"
+#include "sim/communicator.hpp"
 
 namespace dist::sim {
 

@@ -1,6 +1,7 @@
 // Chunked execution plans of the reductions (all_reduce, reduce, reduce_scatter): blocks of
-// reduce_block bytes folded in rank order in a per-thread scratch buffer, so that an in-place
-// buffer is never written before every rank's block has been read. Copies are in copy_plan.cpp.
+// reduce_block bytes folded in rank order (core/host_reduce's kernels) in a per-thread scratch
+// buffer, so that an in-place buffer is never written before every rank's block has been read.
+// Copies are in copy_plan.cpp.
 #include "sim/plan.hpp"
 
 #include <algorithm>
@@ -8,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "sim/reduce_kernels.hpp"
+#include "core/host_reduce.hpp"
 
 namespace dist::sim {
 
@@ -46,10 +47,11 @@ template <class T> void run_reduce_block(const std::vector<Call>& calls, std::si
   };
   // The first step reads ranks 0 and 1 straight from their buffers (one pass less than copying
   // rank 0's block first); the rest fold into the scratch block, in rank order.
+  const core::ReduceStep fold = core::reduce_step(first.dtype, op);
   if (calls.size() == 1) std::memcpy(acc, in(0), n * sizeof(T));
-  else kernels::fold(op, acc, in(0), in(1), n);
-  for (std::size_t r = 2; r < calls.size(); ++r) kernels::fold(op, acc, acc, in(r), n);
-  if (op == ReduceOp::mean) kernels::finish_mean(acc, n, world);
+  else fold(acc, in(0), in(1), n);
+  for (std::size_t r = 2; r < calls.size(); ++r) fold(acc, acc, in(r), n);
+  if (op == ReduceOp::mean) core::finish_mean(acc, n, first.dtype, world);
   switch (target) {
     case Target::scatter: std::memcpy(out_at(calls[seg], begin), acc, n * sizeof(T)); break;
     case Target::all:

@@ -181,7 +181,7 @@ std::mt19937_64& rank_rng() { return core::random_engine(); }
 
 namespace detail {
 
-void run_ranks(const Cluster& cluster, const std::function<void(int)>& body) {
+void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body) {
   check_cluster(cluster);
   World world(cluster);
   const int n = cluster.world_size();

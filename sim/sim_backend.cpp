@@ -125,7 +125,7 @@ Work SimBackend::barrier() {
   return post(std::move(c));
 }
 
-std::shared_ptr<core::Backend> SimBackend::split(const std::vector<int>& ranks) {
+std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ranks) {
   Call c;
   c.kind = OpKind::split;
   c.split_ranks = ranks;

@@ -4,12 +4,12 @@
 
 #include <memory>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 #include "sim/world.hpp"
 
 namespace dist::sim {
 
-class SimBackend final : public core::Backend {
+class SimBackend final : public core::BackendImpl {
  public:
   SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank);
 
@@ -23,7 +23,7 @@ class SimBackend final : public core::Backend {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   Work barrier() override;
-  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dist/errors.hpp"
-#include "sim/comm.hpp"
+#include "sim/communicator.hpp"
 
 namespace dist::sim {
 

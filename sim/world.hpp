@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "dist/sim.hpp"
-#include "sim/comm.hpp"
+#include "sim/communicator.hpp"
 #include "sim/op.hpp"
 #include "sim/op_pool.hpp"
 #include "sim/trace.hpp"

@@ -1,8 +1,8 @@
-// The parts of dist/init.hpp that need no backend: destroy_dist (drops the process-wide context,
-// closing its backend's connections) and infer_launcher.
+// The parts of dist/api.hpp that end or inspect a launch: destroy_dist (drops the process-wide
+// context, closing its backend's connections) and infer_launcher.
 #include "core/context.hpp"
 #include "core/init/launcher.hpp"
-#include "dist/init.hpp"
+#include "dist/api.hpp"
 
 namespace dist {
 

@@ -1,5 +1,5 @@
 // prepare_launcher_env: the pytorch, mpi and slurm rules of MMEngine's init_dist, one function
-// each; SLURM node-list expansion of the first host.
+// each, resolving the rendezvous address; SLURM node-list expansion of the first host.
 #include "core/init/launcher.hpp"
 
 #include <cstdlib>
@@ -20,13 +20,35 @@ int env_int_or(const char* name, int fallback, const std::string& context) {
   return static_cast<int>(require_env_int(name, context, 0, max_ranks));
 }
 
+int require_int(const char* name, const std::string& context, long long min) {
+  return static_cast<int>(require_env_int(name, context, min, max_ranks));
+}
+
+std::uint16_t require_port(const std::string& context) {
+  return static_cast<std::uint16_t>(require_env_int("MASTER_PORT", context, 1, 65535));
+}
+
+// The rendezvous port: `given` (slurm's port argument), else MASTER_PORT, else 29500; MASTER_PORT
+// is set to it, as MMEngine does.
+std::uint16_t port_or_default(const std::string& context, std::optional<int> given) {
+  if (given && (*given < 1 || *given > 65535))
+    throw InvalidArgument(context + ": port must be in 1..65535, got " + std::to_string(*given));
+  if (!given && get_env("MASTER_PORT")) return require_port(context);
+  const int port = given.value_or(29500);
+  set_env("MASTER_PORT", std::to_string(port));
+  return static_cast<std::uint16_t>(port);
+}
+
 LaunchInfo pytorch_env() {
   const std::string context = "init_dist('pytorch')";
-  require_env_int("RANK", context, 0, max_ranks);
   LaunchInfo info;
-  info.local_rank = static_cast<int>(require_env_int("LOCAL_RANK", context, 0, max_ranks));
+  info.address.rank = require_int("RANK", context, 0);
+  info.local_rank = require_int("LOCAL_RANK", context, 0);
   info.local_size = env_int_or("LOCAL_WORLD_SIZE", -1, context);
   if (auto node = get_env("GROUP_RANK")) info.node = "group" + *node;
+  info.address.host = require_env("MASTER_ADDR", context);
+  info.address.port = require_port(context);
+  info.address.world_size = require_int("WORLD_SIZE", context, 1);
   return info;
 }
 
@@ -37,12 +59,12 @@ LaunchInfo mpi_env() {
   info.local_rank = static_cast<int>(
       require_env_int(mpich ? "MPI_LOCALRANKID" : "OMPI_COMM_WORLD_LOCAL_RANK", context, 0, max_ranks));
   info.local_size = env_int_or(mpich ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", -1, context);
-  if (!get_env("MASTER_PORT")) set_env("MASTER_PORT", "29500");
-  require_env("MASTER_ADDR", context);
-  set_env("WORLD_SIZE", std::to_string(require_env_int(mpich ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE",
-                                                       context, 1, max_ranks)));
-  set_env("RANK", std::to_string(require_env_int(mpich ? "PMI_RANK" : "OMPI_COMM_WORLD_RANK",
-                                                 context, 0, max_ranks)));
+  info.address.port = port_or_default(context, std::nullopt);
+  info.address.host = require_env("MASTER_ADDR", context);
+  info.address.world_size = require_int(mpich ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE", context, 1);
+  info.address.rank = require_int(mpich ? "PMI_RANK" : "OMPI_COMM_WORLD_RANK", context, 0);
+  set_env("WORLD_SIZE", std::to_string(info.address.world_size));
+  set_env("RANK", std::to_string(info.address.rank));
   return info;
 }
 
@@ -54,14 +76,12 @@ LaunchInfo slurm_env(std::optional<int> port) {
   LaunchInfo info;
   info.local_rank = env_int_or("SLURM_LOCALID", -1, context);
   if (auto node = get_env("SLURM_NODEID")) info.node = "slurm" + *node;
-  if (port) {
-    if (*port < 1 || *port > 65535)
-      throw InvalidArgument(context + ": port must be in 1..65535, got " + std::to_string(*port));
-    set_env("MASTER_PORT", std::to_string(*port));
-  } else if (!get_env("MASTER_PORT")) {
-    set_env("MASTER_PORT", "29500");
-  }
-  if (!get_env("MASTER_ADDR")) set_env("MASTER_ADDR", first_slurm_host(nodelist));
+  info.address.port = port_or_default(context, port);
+  const auto addr = get_env("MASTER_ADDR");
+  info.address.host = addr ? *addr : first_slurm_host(nodelist);
+  info.address.rank = static_cast<int>(proc_id);
+  info.address.world_size = static_cast<int>(ntasks);
+  set_env("MASTER_ADDR", info.address.host);
   set_env("WORLD_SIZE", std::to_string(ntasks));
   if (info.local_rank >= 0) set_env("LOCAL_RANK", std::to_string(info.local_rank));
   set_env("RANK", std::to_string(proc_id));

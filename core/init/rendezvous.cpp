@@ -62,6 +62,12 @@ void from_query(const Url& url, const char* key, int& value) {
   value = static_cast<int>(*parsed);
 }
 
+void check_timeout(std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0)
+    throw InvalidArgument(std::string(function) + ": timeout must be positive, got " +
+                          std::to_string(timeout.count()) + " ms");
+}
+
 void check_rank(int rank, int world_size, const std::string& method) {
   if (world_size < 1)
     throw InvalidArgument(std::string(function) + ": world_size must be given (>= 1) for " + method +
@@ -80,8 +86,8 @@ std::uint16_t parse_port(const std::string& text, const std::string& what) {
   return static_cast<std::uint16_t>(*port);
 }
 
-std::shared_ptr<Store> tcp_store(const std::string& host, std::uint16_t port, int rank,
-                                 std::chrono::milliseconds timeout) {
+std::shared_ptr<Store> make_tcp_store(const std::string& host, std::uint16_t port, int rank,
+                                      std::chrono::milliseconds timeout) {
   TcpStoreOptions options;
   options.host = host;
   options.port = port;
@@ -92,31 +98,29 @@ std::shared_ptr<Store> tcp_store(const std::string& host, std::uint16_t port, in
 
 Rendezvous env_rendezvous(int rank, int world_size, std::chrono::milliseconds timeout) {
   const std::string context = std::string(function) + " with env://";
-  Rendezvous r;
-  r.host = require_env("MASTER_ADDR", context);
-  const auto port = static_cast<std::uint16_t>(require_env_int("MASTER_PORT", context, 1, 65535));
-  r.rank = rank >= 0 ? rank : static_cast<int>(require_env_int("RANK", context, 0, 1'000'000));
-  r.world_size = world_size >= 0 ? world_size
-                                 : static_cast<int>(require_env_int("WORLD_SIZE", context, 1, 1'000'000));
-  check_rank(r.rank, r.world_size, "env://");
-  r.store = tcp_store(r.host, port, r.rank, timeout);
-  return r;
+  RendezvousAddress address;
+  address.host = require_env("MASTER_ADDR", context);
+  address.port = static_cast<std::uint16_t>(require_env_int("MASTER_PORT", context, 1, 65535));
+  address.rank =
+      rank >= 0 ? rank : static_cast<int>(require_env_int("RANK", context, 0, 1'000'000));
+  address.world_size = world_size >= 0
+                           ? world_size
+                           : static_cast<int>(require_env_int("WORLD_SIZE", context, 1, 1'000'000));
+  return open_tcp_rendezvous(address, timeout, "env://");
 }
 
-Rendezvous tcp_rendezvous(const Url& url, int rank, int world_size, std::chrono::milliseconds timeout) {
-  Rendezvous r{nullptr, rank, world_size, {}};
+Rendezvous tcp_rendezvous(const Url& url, int rank, int world_size,
+                          std::chrono::milliseconds timeout) {
   const std::string& hp = url.rest;
   std::size_t colon = hp.rfind(':');
   if (colon == std::string::npos || colon == 0)
     throw InvalidArgument(std::string(function) + ": init_method 'tcp://" + hp +
                           "' needs a host and a port (tcp://host:port)");
-  r.host = hp.substr(0, colon);
-  if (r.host.size() > 2 && r.host.front() == '[' && r.host.back() == ']')
-    r.host = r.host.substr(1, r.host.size() - 2);
+  std::string host = hp.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   const auto port = parse_port(hp.substr(colon + 1), "the port in init_method");
-  check_rank(r.rank, r.world_size, "tcp://");
-  r.store = tcp_store(r.host, port, r.rank, timeout);
-  return r;
+  return open_tcp_rendezvous({host, port, rank, world_size}, timeout, "tcp://");
 }
 
 Rendezvous file_rendezvous(const Url& url, int rank, int world_size, std::chrono::milliseconds timeout) {
@@ -154,11 +158,17 @@ long long require_env_int(const char* name, const std::string& context, long lon
   return *value;
 }
 
+Rendezvous open_tcp_rendezvous(const RendezvousAddress& address, std::chrono::milliseconds timeout,
+                               const std::string& method) {
+  check_timeout(timeout);
+  check_rank(address.rank, address.world_size, method);
+  return {make_tcp_store(address.host, address.port, address.rank, timeout), address.rank,
+          address.world_size, address.host};
+}
+
 Rendezvous open_rendezvous(const std::string& init_method, int rank, int world_size,
                            std::chrono::milliseconds timeout) {
-  if (timeout.count() <= 0)
-    throw InvalidArgument(std::string(function) + ": timeout must be positive, got " +
-                          std::to_string(timeout.count()) + " ms");
+  check_timeout(timeout);
   const Url url = parse_url(init_method);
   from_query(url, "rank", rank);
   from_query(url, "world_size", world_size);

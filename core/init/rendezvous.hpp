@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,10 +20,23 @@ struct Rendezvous {
   std::string host;  // the rendezvous host (tcp/env); empty for a file store
 };
 
+// Where a launch's ranks meet and who this rank is, resolved from a launcher's environment.
+struct RendezvousAddress {
+  std::string host;
+  std::uint16_t port = 0;
+  int rank = -1;
+  int world_size = -1;
+};
+
+// Opens the TCP store at `address` (rank 0 hosts it); `method` names the init method in errors.
+DIST_API Rendezvous open_tcp_rendezvous(const RendezvousAddress& address,
+                                        std::chrono::milliseconds timeout,
+                                        const std::string& method);
+
 // Parses `init_method` and opens its store (rank 0 starts the TCP server). rank / world_size of
 // -1 are read from RANK / WORLD_SIZE (env://) or the URL query (?rank=0&world_size=2).
-Rendezvous open_rendezvous(const std::string& init_method, int rank, int world_size,
-                           std::chrono::milliseconds timeout);
+DIST_API Rendezvous open_rendezvous(const std::string& init_method, int rank, int world_size,
+                                    std::chrono::milliseconds timeout);
 
 // The environment variable `name`, or nothing when unset.
 std::optional<std::string> get_env(const char* name);

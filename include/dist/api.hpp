@@ -6,10 +6,12 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "dist/export.hpp"
 #include "dist/types.hpp"
 
 namespace dist {
@@ -22,7 +24,7 @@ class WorkState;
 // A set of ranks that communicate together. A default-constructed Group means the default
 // (world) group of the calling rank's context. A rank that is not a member of a group made by
 // new_group gets a Group it cannot communicate on: using it raises InvalidArgument.
-class Group {
+class DIST_API Group {
  public:
   Group() = default;
   explicit Group(std::shared_ptr<detail::GroupState> state) : state_(std::move(state)) {}
@@ -42,7 +44,7 @@ class Group {
 // Completion of an asynchronous operation. wait() blocks until it completes (within the
 // backend's timeout) and rethrows its error; a default-constructed Work is already complete.
 // The buffers given to the operation must stay alive and untouched until wait() returns.
-class Work {
+class DIST_API Work {
  public:
   Work() = default;
   explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
@@ -54,31 +56,40 @@ class Work {
   std::shared_ptr<detail::WorkState> state_;
 };
 
-bool is_distributed();
-int get_world_size(const Group& group = {});
+DIST_API bool is_distributed();
+DIST_API int get_world_size(const Group& group = {});
 // The caller's rank in `group`; -1 when the caller is not a member.
-int get_rank(const Group& group = {});
+DIST_API int get_rank(const Group& group = {});
 // The backend of `group`; empty when not distributed.
-std::optional<Backend> get_backend(const Group& group = {});
+DIST_API std::optional<Backend> get_backend(const Group& group = {});
 // The device collectives of `group` communicate through (cpu, or cuda:N for nccl).
-Device get_comm_device(const Group& group = {});
+DIST_API Device get_comm_device(const Group& group = {});
 // The rank and world size in `group`, in that order.
-std::pair<int, int> get_dist_info(const Group& group = {});
-bool is_main_process(const Group& group = {});
+DIST_API std::pair<int, int> get_dist_info(const Group& group = {});
+DIST_API bool is_main_process(const Group& group = {});
 
 // The caller's node: rank and size within it, and its group (empty when not distributed).
 // Distributed without a local group, they raise NotInitialized, as MMEngine does.
-int get_local_rank();
-int get_local_size();
-std::optional<Group> get_local_group();
+DIST_API int get_local_rank();
+DIST_API int get_local_size();
+DIST_API std::optional<Group> get_local_group();
 
 // Blocks until every rank of `group` has called it. A no-op when not distributed.
-void barrier(const Group& group = {});
-Work barrier_async(const Group& group = {});
+DIST_API void barrier(const Group& group = {});
+DIST_API Work barrier_async(const Group& group = {});
 
 // Creates a group of the given global ranks (distinct, in range, in the order given). Like
 // torch.distributed.new_group, every rank of the world must call it with the same list.
-Group new_group(std::vector<int> ranks);
+DIST_API Group new_group(std::vector<int> ranks);
+
+// Leaves the world set up by init_process_group / init_dist (<dist/init.hpp>, dist::real),
+// closing its connections; afterwards the process is not distributed. A no-op when nothing is
+// initialised.
+DIST_API void destroy_dist();
+
+// MMEngine's infer_launcher: "pytorch" if WORLD_SIZE is set, else "slurm" if SLURM_NTASKS is,
+// else "mpi" if OMPI_COMM_WORLD_LOCAL_RANK is, else "none".
+DIST_API std::string infer_launcher();
 
 // Returns a callable that runs f with its arguments on rank 0 of the world only (MMEngine's
 // decorator: `if is_main_process(): return func(*args, **kwargs)`). It returns std::optional<R>

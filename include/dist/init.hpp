@@ -1,5 +1,7 @@
-// Bringing up and tearing down a real (multi-process) distributed world, as torch.distributed's
-// init_process_group / destroy_process_group. Link dist::real for init_process_group.
+// Bringing up a real (multi-process) distributed world, as torch.distributed's
+// init_process_group and MMEngine's init_dist. Declared here, not in <dist/dist.hpp>: these live in
+// dist::real (link it); destroy_dist and infer_launcher, which need no backend, are in
+// dist/api.hpp.
 #pragma once
 
 #include <chrono>
@@ -7,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "dist/api.hpp"
+#include "dist/export.hpp"
 #include "dist/types.hpp"
 
 namespace dist {
@@ -26,8 +30,9 @@ inline constexpr std::chrono::milliseconds default_pg_timeout{std::chrono::minut
 // Errors: InvalidArgument (bad URL or rank, a missing environment variable, which it names;
 // already initialised), TimeoutError (ranks that never arrived), BackendError (a backend that was
 // not built, a port in use).
-void init_process_group(Backend backend, std::string init_method = "env://", int rank = -1,
-                        int world_size = -1, std::chrono::milliseconds timeout = default_pg_timeout);
+DIST_API void init_process_group(Backend backend, std::string init_method = "env://", int rank = -1,
+                                 int world_size = -1,
+                                 std::chrono::milliseconds timeout = default_pg_timeout);
 
 // The options of init_dist (MMEngine's init_dist kwargs).
 struct InitOptions {
@@ -47,14 +52,7 @@ struct InitOptions {
 //     PMI_RANK); MASTER_PORT defaults to 29500; MASTER_ADDR is required.
 // Errors: InvalidArgument("Invalid launcher type: ...") or naming a missing variable; then as
 // init_process_group.
-void init_dist(std::string_view launcher, Backend backend, const InitOptions& options = {});
-
-// MMEngine's infer_launcher: "pytorch" if WORLD_SIZE is set, else "slurm" if SLURM_NTASKS is,
-// else "mpi" if OMPI_COMM_WORLD_LOCAL_RANK is, else "none".
-std::string infer_launcher();
-
-// Leaves the world set up by init_process_group / init_dist (closing its connections); afterwards
-// the process is not distributed. A no-op when nothing is initialised.
-void destroy_dist();
+DIST_API void init_dist(std::string_view launcher, Backend backend,
+                        const InitOptions& options = {});
 
 }  // namespace dist

@@ -1,12 +1,11 @@
-// The simulated cluster: dist::sim::run runs a function once on each rank of an in-process
-// cluster (one thread per rank), with that thread's dist:: context bound to its rank.
+// The simulated cluster (link dist::sim): dist::sim::run runs a function once on each rank of an
+// in-process cluster (one thread per rank), with that thread's dist:: context bound to its rank.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <string>
 #include <functional>
 #include <optional>
 #include <random>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "dist/errors.hpp"
+#include "dist/export.hpp"
 
 namespace dist::sim {
 
@@ -68,7 +68,7 @@ struct Cluster {
   int world_size() const { return nodes * ranks_per_node; }
 };
 
-std::string to_string(const Cluster& cluster);
+DIST_API std::string to_string(const Cluster& cluster);
 
 // What happened on one rank of a run.
 struct Outcome {
@@ -79,7 +79,7 @@ struct Outcome {
 };
 
 // Raised by run() when at least one rank failed; the message names every rank's outcome.
-class RunError : public Error {
+class DIST_API RunError : public Error {
  public:
   RunError(ErrorCode code, const std::string& message, std::vector<Outcome> outcomes)
       : Error(code, message), outcomes_(std::move(outcomes)) {}
@@ -103,21 +103,22 @@ class RunError : public Error {
 
 // The calling rank's random stream: seeded from Cluster.seed and the rank, so a seeded cluster
 // draws the same numbers on every run. Outside a sim run it is a per-thread stream seeded by the OS.
-std::mt19937_64& rank_rng();
+DIST_API std::mt19937_64& rank_rng();
 
 namespace detail {
 // Runs body(rank) on every rank's thread; throws RunError naming each rank when any failed.
-void run_ranks(const Cluster& cluster, const std::function<void(int)>& body);
+DIST_API void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body);
 }  // namespace detail
 
 // Runs fn() on every rank and returns the per-rank results in rank order (nothing for void fn).
 template <class F> auto run(const Cluster& cluster, F&& fn) {
   using R = std::invoke_result_t<F&>;
   if constexpr (std::is_void_v<R>) {
-    detail::run_ranks(cluster, [&](int) { fn(); });
+    detail::run_rank_threads(cluster, [&](int) { fn(); });
   } else {
     std::vector<std::optional<R>> slots(static_cast<std::size_t>(cluster.world_size()));
-    detail::run_ranks(cluster, [&](int rank) { slots[static_cast<std::size_t>(rank)].emplace(fn()); });
+    detail::run_rank_threads(
+        cluster, [&](int rank) { slots[static_cast<std::size_t>(rank)].emplace(fn()); });
     std::vector<R> results;
     results.reserve(slots.size());
     for (auto& s : slots) results.push_back(std::move(*s));

@@ -1,6 +1,6 @@
 // Test-framework integration for code that uses dist: run a GoogleTest body on N simulated ranks
 // in one line (failures say which rank), and, when rapidcheck is available, generators of
-// clusters and seeds for property tests.
+// clusters and seeds for property tests. Header-only over dist::sim (link it).
 #pragma once
 
 #include <gtest/gtest.h>

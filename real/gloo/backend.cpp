@@ -16,10 +16,10 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/fingerprint.hpp"
+#include "core/host_reduce.hpp"
 #include "core/work_state.hpp"
 #include "real/gloo/connect.hpp"
-#include "core/fingerprint.hpp"
-#include "real/host_reduce.hpp"
 
 namespace dist::real {
 
@@ -77,22 +77,22 @@ template <class F> Work GlooBackend::collective(const Fingerprint& call, F&& bod
 Work GlooBackend::all_reduce(core::Buf data, ReduceOp op) {
   return collective(fingerprint("all_reduce", data.dtype, data.count, -1, op), [&](std::uint32_t tag) {
     if (data.count == 0) return;
-    with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AllreduceOptions opts(context_);
       opts.setOutput(typed<T>(data), data.count);
-      opts.setReduceFunction(reduce_function(data.dtype, op));
+      opts.setReduceFunction(core::reduce_step(data.dtype, op));
       opts.setTag(tag);
       opts.setTimeout(spec_.timeout);
       ::gloo::allreduce(opts);
     });
-    if (op == ReduceOp::mean) finish_mean(data.data, data.count, data.dtype, size());
+    if (op == ReduceOp::mean) core::finish_mean(data.data, data.count, data.dtype, size());
   });
 }
 
 Work GlooBackend::broadcast(core::Buf data, int root) {
   return collective(fingerprint("broadcast", data.dtype, data.count, root), [&](std::uint32_t tag) {
     if (data.count == 0) return;
-    with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::BroadcastOptions opts(context_);
       opts.setOutput(typed<T>(data), data.count);
       opts.setRoot(root);
@@ -114,23 +114,24 @@ Work GlooBackend::reduce(core::Buf data, ReduceOp op, int root) {
   }
   return collective(fingerprint("reduce", data.dtype, data.count, root, op), [&](std::uint32_t tag) {
     if (data.count == 0) return;
-    with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::ReduceOptions opts(context_);
       opts.setOutput(typed<T>(target), target.count);
       opts.setRoot(root);
-      opts.setReduceFunction(reduce_function(data.dtype, op));
+      opts.setReduceFunction(core::reduce_step(data.dtype, op));
       opts.setTag(tag);
       opts.setTimeout(spec_.timeout);
       ::gloo::reduce(opts);
     });
-    if (op == ReduceOp::mean && rank() == root) finish_mean(data.data, data.count, data.dtype, size());
+    if (op == ReduceOp::mean && rank() == root)
+      core::finish_mean(data.data, data.count, data.dtype, size());
   });
 }
 
 Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
   return collective(fingerprint("all_gather", input.dtype, input.count), [&](std::uint32_t tag) {
     if (input.count == 0) return;
-    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AllgatherOptions opts(context_);
       opts.setInput(typed<T>(input), input.count);
       opts.setOutput(typed<T>(output), output.count);
@@ -145,7 +146,7 @@ Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
                                std::span<const std::size_t> counts) {
   return collective(fingerprint("all_gather_v", input.dtype, output.count), [&](std::uint32_t tag) {
     if (output.count == 0) return;
-    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       T dummy{};  // gloo wants a pointer even for an empty contribution
       ::gloo::AllgathervOptions opts(context_);
       opts.setInput(input.count ? typed<T>(input) : &dummy, input.count);
@@ -160,7 +161,7 @@ Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
 Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
   return collective(fingerprint("gather", input.dtype, input.count, root), [&](std::uint32_t tag) {
     if (input.count == 0) return;
-    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::GatherOptions opts(context_);
       opts.setInput(typed<T>(input), input.count);
       if (rank() == root) opts.setOutput(typed<T>(output), output.count);
@@ -175,7 +176,7 @@ Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
 Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
   return collective(fingerprint("scatter", output.dtype, output.count, root), [&](std::uint32_t tag) {
     if (output.count == 0) return;
-    with_element_type(output.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(output.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::ScatterOptions opts(context_);
       if (rank() == root) {
         std::vector<T*> parts;
@@ -195,7 +196,7 @@ Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
 Work GlooBackend::all_to_all(core::Buf input, core::Buf output) {
   return collective(fingerprint("all_to_all", input.dtype, input.count), [&](std::uint32_t tag) {
     if (input.count == 0) return;
-    with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
+    core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AlltoallOptions opts(context_);
       opts.setInput(typed<T>(input), input.count);
       opts.setOutput(typed<T>(output), output.count);
@@ -215,7 +216,7 @@ Work GlooBackend::barrier() {
   });
 }
 
-std::shared_ptr<core::Backend> GlooBackend::split(const std::vector<int>& ranks) {
+std::shared_ptr<core::BackendImpl> GlooBackend::split(const std::vector<int>& ranks) {
   const int index = ++splits_;
   const auto it = std::find(ranks.begin(), ranks.end(), rank());
   if (it == ranks.end()) return nullptr;

@@ -1,4 +1,4 @@
-// The gloo backend: core::Backend over Gloo's TCP transport, one object per rank per group.
+// The gloo backend: core::BackendImpl over Gloo's TCP transport, one object per rank per group.
 // Collectives run gloo's algorithms (blocking, with the group's timeout); send/recv post unbound
 // buffers and complete in Work::wait. Gloo failures become dist errors (see errors.hpp).
 #pragma once
@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
+#include "core/fingerprint.hpp"
 #include "core/store/store.hpp"
 #include "real/gloo/errors.hpp"
-#include "core/fingerprint.hpp"
 
 namespace gloo {
 class Context;
@@ -35,7 +35,7 @@ struct GlooGroupSpec {
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
 };
 
-class GlooBackend final : public core::Backend {
+class GlooBackend final : public core::BackendImpl {
  public:
   // Rendezvous with the other members through the store, then connects the full mesh.
   explicit GlooBackend(GlooGroupSpec spec);
@@ -53,7 +53,7 @@ class GlooBackend final : public core::Backend {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   Work barrier() override;
-  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;

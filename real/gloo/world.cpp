@@ -8,9 +8,7 @@
 
 namespace dist::real {
 
-bool gloo_built() { return true; }
-
-std::shared_ptr<core::Backend> make_gloo_world(const WorldSpec& spec) {
+std::shared_ptr<core::BackendImpl> make_gloo_world(const WorldSpec& spec) {
   GlooGroupSpec group;
   group.store = spec.store;
   group.prefix = "gloo/world";

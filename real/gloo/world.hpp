@@ -1,16 +1,15 @@
-// The gloo backend's entry points for real/world.cpp: whether it was built, and the world
-// backend of one rank. Without libgloo-dev both exist and say it was not built.
+// The gloo backend's world: one TCP device per rank, the world group under the store prefix
+// "gloo/world". entry.cpp makes it the gloo row of the registry.
 #pragma once
 
 #include <memory>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 #include "real/world.hpp"
 
 namespace dist::real {
 
-bool gloo_built();
-// Connects rank spec.rank of the gloo world (BackendError when dist was built without gloo).
-std::shared_ptr<core::Backend> make_gloo_world(const WorldSpec& spec);
+// Connects rank spec.rank of the gloo world over the host's network (spec.host picks it).
+std::shared_ptr<core::BackendImpl> make_gloo_world(const WorldSpec& spec);
 
 }  // namespace dist::real

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/group_text.hpp"
-#include "real/host_reduce.hpp"
+#include "core/host_reduce.hpp"
 #include "real/mpi/mapping.hpp"
 
 namespace dist::real {
@@ -105,7 +105,10 @@ Work MpiBackend::all_reduce(core::Buf data, ReduceOp op) {
   const auto call = fingerprint("all_reduce", data.dtype, data.count, -1, op);
   const int n = mpi_count(data.count, "all_reduce");
   std::function<void()> finish;
-  if (op == ReduceOp::mean) finish = [data, world = size()] { finish_mean(data.data, data.count, data.dtype, world); };
+  if (op == ReduceOp::mean)
+    finish = [data, world = size()] {
+      core::finish_mean(data.data, data.count, data.dtype, world);
+    };
   return collective(call, [&](MPI_Request* r) {
     return MPI_Iallreduce(MPI_IN_PLACE, data.data, n, mpi_datatype(data.dtype), mpi_op(data.dtype, op),
                           comm_->handle(), r);
@@ -124,7 +127,9 @@ Work MpiBackend::reduce(core::Buf data, ReduceOp op, int root) {
   const bool at_root = rank() == root;
   std::function<void()> finish;
   if (op == ReduceOp::mean && at_root)
-    finish = [data, world = size()] { finish_mean(data.data, data.count, data.dtype, world); };
+    finish = [data, world = size()] {
+      core::finish_mean(data.data, data.count, data.dtype, world);
+    };
   return collective(fingerprint("reduce", data.dtype, data.count, root, op), [&](MPI_Request* r) {
     return MPI_Ireduce(at_root ? MPI_IN_PLACE : data.data, at_root ? data.data : nullptr, n,
                        mpi_datatype(data.dtype), mpi_op(data.dtype, op), root, comm_->handle(), r);
@@ -203,7 +208,9 @@ Work MpiBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) 
   const void* send = apart_from(input, output, scratch);
   std::function<void()> finish;
   if (op == ReduceOp::mean)
-    finish = [output, world = size()] { finish_mean(output.data, output.count, output.dtype, world); };
+    finish = [output, world = size()] {
+      core::finish_mean(output.data, output.count, output.dtype, world);
+    };
   return collective(fingerprint("reduce_scatter", output.dtype, output.count, -1, op), [&](MPI_Request* r) {
     return MPI_Ireduce_scatter_block(send, output.data, n, mpi_datatype(output.dtype),
                                      mpi_op(output.dtype, op), comm_->handle(), r);
@@ -225,7 +232,7 @@ Work MpiBackend::barrier() {
   return collective(fingerprint("barrier"), [&](MPI_Request* r) { return MPI_Ibarrier(comm_->handle(), r); });
 }
 
-std::shared_ptr<core::Backend> MpiBackend::split(const std::vector<int>& ranks) {
+std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ranks) {
   const int index = ++splits_;
   const std::string operation = "new_group #" + std::to_string(index);
   comm_->check_usable(operation);

@@ -1,4 +1,4 @@
-// The mpi backend: core::Backend over MPI, one object per rank per group, each group its own
+// The mpi backend: core::BackendImpl over MPI, one object per rank per group, each group its own
 // communicator (MPI_Comm_split of its parent). Every operation is MPI's non-blocking form
 // (MPI_Iallreduce, MPI_Isend, ...) behind a Work that polls it against the group's timeout, so
 // no call blocks past its deadline; reductions are dist's own MPI_Ops (mapping.hpp).
@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 #include "core/fingerprint.hpp"
-#include "real/mpi/comm.hpp"
+#include "real/mpi/communicator.hpp"
 #include "real/mpi/work.hpp"
 
 namespace dist::real {
 
-class MpiBackend final : public core::Backend {
+class MpiBackend final : public core::BackendImpl {
  public:
   explicit MpiBackend(MpiGroupSpec spec);
 
@@ -30,7 +30,7 @@ class MpiBackend final : public core::Backend {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   Work barrier() override;
-  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;

@@ -6,8 +6,8 @@
 #include <climits>
 #include <utility>
 
+#include "core/host_reduce.hpp"
 #include "dist/errors.hpp"
-#include "real/host_reduce.hpp"
 
 namespace dist::real {
 
@@ -20,7 +20,8 @@ constexpr std::size_t ops = 8;  // ReduceOp's enumerators
 // folds lower ranks first too.
 template <std::size_t D, std::size_t O>
 void user_function(void* in, void* inout, int* len, MPI_Datatype*) {
-  static const ReduceStep step = reduce_step(static_cast<DType>(D), static_cast<ReduceOp>(O));
+  static const core::ReduceStep step =
+      core::reduce_step(static_cast<DType>(D), static_cast<ReduceOp>(O));
   step(inout, in, inout, static_cast<std::size_t>(*len));
 }
 

@@ -1,6 +1,6 @@
 // dist's types in MPI's terms: each DType's MPI datatype, each (dtype, op) pair's MPI_Op, and
 // element counts as MPI's int. The operations are user operations running the host reductions
-// of real/host_reduce.hpp, so min/max of NaN and -0, integer wrap-around and half-precision
+// of core/host_reduce.hpp, so min/max of NaN and -0, integer wrap-around and half-precision
 // rounding are exactly the reference's, whatever MPI's built-in operations would do.
 #pragma once
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/work_state.hpp"
-#include "real/mpi/comm.hpp"
+#include "real/mpi/communicator.hpp"
 
 namespace dist::real {
 

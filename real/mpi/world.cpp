@@ -10,6 +10,7 @@
 #include "core/store/store.hpp"
 #include "dist/errors.hpp"
 #include "real/mpi/backend.hpp"
+#include "real/mpi/runtime.hpp"
 
 namespace dist::real {
 
@@ -33,11 +34,7 @@ void check_placement(const WorldSpec& spec) {
 }
 }  // namespace
 
-bool mpi_built() { return true; }
-
-void prepare_mpi() { ensure_mpi(); }
-
-std::shared_ptr<core::Backend> make_mpi_world(const WorldSpec& spec) {
+std::shared_ptr<core::BackendImpl> make_mpi_world(const WorldSpec& spec) {
   ensure_mpi();
   check_placement(spec);
   MpiGroupSpec group;

@@ -145,7 +145,7 @@ Work NcclBackend::barrier() {
   return s.finish();
 }
 
-std::shared_ptr<core::Backend> NcclBackend::split(const std::vector<int>& ranks) {
+std::shared_ptr<core::BackendImpl> NcclBackend::split(const std::vector<int>& ranks) {
   const std::string operation = "new_group #" + std::to_string(++sequence_);
   auto child = comm_->split(ranks, operation);
   return child ? std::make_shared<NcclBackend>(std::move(child)) : nullptr;

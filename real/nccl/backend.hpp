@@ -1,4 +1,4 @@
-// The nccl backend: core::Backend over one NCCL communicator per group, one stream per
+// The nccl backend: core::BackendImpl over one NCCL communicator per group, one stream per
 // communicator, a CUDA event behind each Work. Buffers on the communicator's GPU are used in
 // place; host buffers are staged through device memory and copied back (staging.hpp).
 #pragma once
@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 #include "core/fingerprint.hpp"
-#include "real/nccl/comm.hpp"
+#include "real/nccl/communicator.hpp"
 #include "real/nccl/mapping.hpp"
 #include "real/nccl/staging.hpp"
 
 namespace dist::real {
 
-class NcclBackend final : public core::Backend {
+class NcclBackend final : public core::BackendImpl {
  public:
   explicit NcclBackend(std::shared_ptr<Communicator> comm)
       : comm_(std::move(comm)), check_calls_(core::fingerprints_enabled()) {}
@@ -33,7 +33,7 @@ class NcclBackend final : public core::Backend {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   Work barrier() override;
-  std::shared_ptr<core::Backend> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;

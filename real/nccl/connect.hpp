@@ -5,7 +5,7 @@
 #include <nccl.h>
 
 #include "core/store/store.hpp"
-#include "real/nccl/comm.hpp"
+#include "real/nccl/communicator.hpp"
 
 namespace dist::real {
 

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "real/nccl/comm.hpp"
+#include "real/nccl/communicator.hpp"
 #include "real/nccl/errors.hpp"
 
 namespace dist::real {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.hpp"
-#include "real/nccl/comm.hpp"
+#include "core/backend_impl.hpp"
+#include "real/nccl/communicator.hpp"
 #include "real/nccl/work.hpp"
 
 namespace dist::real {

@@ -1,7 +1,8 @@
 // Built instead of the nccl backend when CUDA, NCCL or Thrust was not found at configure time:
-// asking for nccl says why (DIST_NCCL_MISSING, set by CMakeLists.txt).
+// the nccl row of the registry says why (DIST_NCCL_MISSING, set by CMakeLists.txt).
 #include "dist/errors.hpp"
 #include "real/nccl/world.hpp"
+#include "real/registry.hpp"
 
 #ifndef DIST_NCCL_MISSING
 #define DIST_NCCL_MISSING "CUDA/NCCL were not found at configure time"
@@ -23,9 +24,13 @@ void require_nccl() { throw BackendError("init_process_group(nccl): " + nccl_una
 
 void select_nccl_device(int) {}
 
-std::shared_ptr<core::Backend> make_nccl_world(const WorldSpec&) {
+std::shared_ptr<core::BackendImpl> make_nccl_world(const WorldSpec&) {
   require_nccl();
   return nullptr;
 }
+
+extern const BackendEntry nccl_entry;
+constinit const BackendEntry nccl_entry =
+    unbuilt_entry<dist::Backend::nccl>([](int) { return nccl_unavailable_reason(); });
 
 }  // namespace dist::real

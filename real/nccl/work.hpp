@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/work_state.hpp"
-#include "real/nccl/comm.hpp"
+#include "real/nccl/communicator.hpp"
 
 namespace dist::real {
 

@@ -51,7 +51,7 @@ void select_nccl_device(int local_rank) {
                  std::to_string(local_rank));
 }
 
-std::shared_ptr<core::Backend> make_nccl_world(const WorldSpec& spec) {
+std::shared_ptr<core::BackendImpl> make_nccl_world(const WorldSpec& spec) {
   require_nccl();
   int device = 0;
   check_cuda(cudaGetDevice(&device), "init: reading the current device");

@@ -1,12 +1,12 @@
-// The nccl backend's entry points for real/world.cpp and init_dist: whether it was built, why it
-// cannot run here, device selection from the local rank, and the world backend of one rank.
-// Without CUDA/NCCL (unavailable.cpp) they exist too and say "dist was built without nccl: ...".
+// The nccl backend's world and device probing: whether it was built, why it cannot run here,
+// device selection from the local rank, and the world backend of one rank. entry.cpp makes them
+// the nccl row of the registry; without CUDA/NCCL (unavailable.cpp) they say why.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 #include "real/world.hpp"
 
 namespace dist::real {
@@ -23,6 +23,6 @@ void require_nccl();
 // torch.cuda.set_device); does nothing when there is no GPU (init then says why).
 void select_nccl_device(int local_rank);
 // Connects rank spec.rank of the nccl world on the calling thread's current CUDA device.
-std::shared_ptr<core::Backend> make_nccl_world(const WorldSpec& spec);
+std::shared_ptr<core::BackendImpl> make_nccl_world(const WorldSpec& spec);
 
 }  // namespace dist::real

@@ -11,7 +11,7 @@
 
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
-#include "sim/comm.hpp"
+#include "sim/communicator.hpp"
 
 namespace {
 

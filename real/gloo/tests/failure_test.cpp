@@ -20,7 +20,7 @@ using V = std::vector<std::int64_t>;
 std::vector<std::exception_ptr> run_failing(int n, std::chrono::milliseconds timeout,
                                             const std::function<void(int)>& fn) {
   const auto start = Clock::now();
-  auto errors = dist::real::run_ranks(dist::Backend::gloo, n, timeout, fn);
+  auto errors = dist::real::run_thread_world(dist::Backend::gloo, n, timeout, fn);
   EXPECT_LT(Clock::now() - start, timeout * 3 + 2s) << "a rank hung past its timeout";
   return errors;
 }

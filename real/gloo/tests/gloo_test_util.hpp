@@ -1,5 +1,5 @@
 // Helpers of the gloo tests: run a function on n gloo ranks (threads of this process) and
-// collect each rank's result; the reference helpers of every real backend's tests with it.
+// collect each rank's result; testing/'s reference bridge and inputs with it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,13 +15,14 @@
 #include "dist/dist.hpp"
 #include "real/testing.hpp"
 #include "reference/collectives.hpp"
-#include "real/tests/reference_util.hpp"
+#include "testing/inputs.hpp"
+#include "testing/typed_tests.hpp"
 
 namespace gloo_test {
 
 using namespace std::chrono_literals;
 namespace ref = dist::reference;
-using namespace real_test;
+using namespace test_support;
 
 inline constexpr std::chrono::milliseconds default_timeout = 60s;
 
@@ -29,7 +30,7 @@ inline constexpr std::chrono::milliseconds default_timeout = 60s;
 template <class F> auto run(int n, F fn, std::chrono::milliseconds timeout = default_timeout) {
   using R = std::invoke_result_t<F&>;
   std::vector<std::optional<R>> slots(static_cast<std::size_t>(n));
-  dist::real::run_ranks_or_throw(dist::Backend::gloo, n, timeout, [&](int rank) {
+  dist::real::run_thread_world_or_throw(dist::Backend::gloo, n, timeout, [&](int rank) {
     slots[static_cast<std::size_t>(rank)].emplace(fn());
   });
   std::vector<R> results;

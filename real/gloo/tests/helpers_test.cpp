@@ -79,12 +79,15 @@ TEST(SameOnSimAndGloo, MixedTensorCollectives) {
   for (const int n : {2, 3, 4})
     expect_same_on_sim_and_gloo(n, [] {
       const int me = dist::get_rank();
-      auto a = input<float>(me, 33, 1);
+      auto a = exact_sum_input<float>(me, 33, 1);
       dist::all_reduce(a, "mean");
-      auto t = dist::Tensor::from(input<std::int32_t>(me, 12, 2));
+      auto t = dist::Tensor::from(exact_sum_input<std::int32_t>(me, 12, 2));
       dist::all_reduce(t, "bxor");
-      auto g = dist::all_gather(input<dist::bfloat16>(me, 5, 3));
-      auto rs = dist::reduce_scatter(input<std::uint8_t>(me, 4 * static_cast<std::size_t>(dist::get_world_size()), 4), "product");
+      auto g = dist::all_gather(exact_sum_input<dist::bfloat16>(me, 5, 3));
+      auto rs =
+          dist::reduce_scatter(exact_sum_input<std::uint8_t>(
+                                   me, 4 * static_cast<std::size_t>(dist::get_world_size()), 4),
+                               "product");
       std::vector<std::uint64_t> gb;
       for (const auto& part : g)
         for (const auto& x : part) gb.push_back(x.bits);

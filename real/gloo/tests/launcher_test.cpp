@@ -1,12 +1,14 @@
 // init_dist's launchers in this process (a one-rank world): the variables each reads, the
 // errors naming a missing one, the variables each sets (MMEngine's rules), SLURM node lists, and
 // infer_launcher. The environment is cleared of launcher variables for each test.
+#include "core/init/launcher.hpp"
+
 #include <gtest/gtest.h>
 
 #include <list>
 
-#include "core/init/launcher.hpp"
 #include "dist/dist.hpp"
+#include "dist/init.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"
 

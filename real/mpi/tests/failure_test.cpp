@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dist/dist.hpp"
+#include "dist/init.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@ namespace {
 using namespace nccl_test;
 using dist::ReduceOp;
 
-dist::core::Backend& world_backend() { return *dist::core::current_context()->world->backend; }
+dist::core::BackendImpl& world_backend() { return *dist::core::current_context()->world->backend; }
 
 TEST(NcclWorldOfOne, EveryOperationRunsThroughNccl) {
   if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;

@@ -52,7 +52,7 @@ TEST(NcclInit, SaysWhyItCannotRunOrComesUp) {
 TEST(NcclInit, ThreadRanksSayWhyTheyCannotConnect) {
   const std::string why = dist::real::nccl_unavailable_reason();
   if (why.empty()) GTEST_SKIP() << "a GPU is present: the device tests connect thread ranks";
-  const auto errors = dist::real::run_ranks(dist::Backend::nccl, 2, 5s, [](int rank) {
+  const auto errors = dist::real::run_thread_world(dist::Backend::nccl, 2, 5s, [](int rank) {
     ADD_FAILURE() << "rank " << rank << " connected although: " << dist::real::nccl_unavailable_reason();
   });
   ASSERT_EQ(errors.size(), 2u);

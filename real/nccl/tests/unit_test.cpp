@@ -224,7 +224,7 @@ TEST(NcclTensors, CudaTensorsUseCudaMemoryAndSayWhyWithoutAGpu) {
 namespace {
 
 // A backend on cuda:0 that reaches what nccl's reaches and records the device of what it gets.
-class FakeGpuBackend final : public dist::core::Backend {
+class FakeGpuBackend final : public dist::core::BackendImpl {
  public:
   dist::Backend kind() const override { return dist::Backend::nccl; }
   int rank() const override { return 0; }
@@ -237,7 +237,9 @@ class FakeGpuBackend final : public dist::core::Backend {
   dist::Work send(dist::core::Buf data, int, int) override { return seen(data); }
   dist::Work recv(dist::core::Buf data, int, int) override { return seen(data); }
   dist::Work barrier() override { return {}; }
-  std::shared_ptr<dist::core::Backend> split(const std::vector<int>&) override { return nullptr; }
+  std::shared_ptr<dist::core::BackendImpl> split(const std::vector<int>&) override {
+    return nullptr;
+  }
 
   std::vector<dist::Device> devices;
 

@@ -1,29 +1,34 @@
-// The reduction steps behind reduce_function, one loop per (type, op) so they vectorise.
-#include "real/host_reduce.hpp"
+// The reduction steps behind reduce_step, one loop per (type, op) so they vectorise (this file
+// is compiled at -O3, see core/CMakeLists.txt), and the mean's final division.
+#include "core/host_reduce.hpp"
 
 #include <cmath>
 
-namespace dist::real {
+namespace dist::core {
 
 namespace {
 
-template <class T> constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+template <class T>
+constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 
-template <class F> bool min_is_first(F x, F y) {
+template <class F>
+bool min_is_first(F x, F y) {
   if (std::isnan(x)) return true;
   if (std::isnan(y)) return false;
   if (x == y) return std::signbit(x) || !std::signbit(y);
   return x < y;
 }
 
-template <class F> bool max_is_first(F x, F y) {
+template <class F>
+bool max_is_first(F x, F y) {
   if (std::isnan(x)) return true;
   if (std::isnan(y)) return false;
   if (x == y) return !std::signbit(x) || std::signbit(y);
   return y < x;
 }
 
-template <class T> T wrap(ReduceOp op, T a, T b) {
+template <class T>
+T wrap(ReduceOp op, T a, T b) {
   using U = std::make_unsigned_t<T>;
   using Wide = std::common_type_t<U, unsigned int>;
   const auto x = static_cast<Wide>(static_cast<U>(a));
@@ -31,7 +36,8 @@ template <class T> T wrap(ReduceOp op, T a, T b) {
   return static_cast<T>(static_cast<U>(op == ReduceOp::product ? x * y : x + y));
 }
 
-template <class T> T integer_step(ReduceOp op, T a, T b) {
+template <class T>
+T integer_step(ReduceOp op, T a, T b) {
   switch (op) {
     case ReduceOp::sum:
     case ReduceOp::mean:
@@ -45,7 +51,8 @@ template <class T> T integer_step(ReduceOp op, T a, T b) {
   return a;
 }
 
-template <class T> T floating_step(ReduceOp op, T a, T b) {
+template <class T>
+T floating_step(ReduceOp op, T a, T b) {
   using C = std::conditional_t<is_half_v<T>, float, T>;
   const auto x = static_cast<C>(a);
   const auto y = static_cast<C>(b);
@@ -62,7 +69,8 @@ template <class T> T floating_step(ReduceOp op, T a, T b) {
   return a;
 }
 
-template <class T, ReduceOp Op> void loop(void* out, const void* a, const void* b, std::size_t n) {
+template <class T, ReduceOp Op>
+void loop(void* out, const void* a, const void* b, std::size_t n) {
   auto* o = static_cast<T*>(out);
   const auto* x = static_cast<const T*>(a);
   const auto* y = static_cast<const T*>(b);
@@ -72,7 +80,8 @@ template <class T, ReduceOp Op> void loop(void* out, const void* a, const void* 
   }
 }
 
-template <class T> ReduceStep typed_step(ReduceOp op) {
+template <class T>
+ReduceStep typed_step(ReduceOp op) {
   switch (op) {
     case ReduceOp::sum:
     case ReduceOp::mean: return loop<T, ReduceOp::sum>;
@@ -89,7 +98,8 @@ template <class T> ReduceStep typed_step(ReduceOp op) {
 }  // namespace
 
 ReduceStep reduce_step(DType dtype, ReduceOp op) {
-  return with_element_type(dtype, [&]<class T>(std::type_identity<T>) { return typed_step<T>(op); });
+  return with_element_type(dtype,
+                           [&]<class T>(std::type_identity<T>) { return typed_step<T>(op); });
 }
 
 void finish_mean(void* data, std::size_t count, DType dtype, int world) {
@@ -100,11 +110,12 @@ void finish_mean(void* data, std::size_t count, DType dtype, int world) {
       for (std::size_t i = 0; i < count; ++i)
         p[i] = static_cast<T>(static_cast<Wide>(p[i]) / static_cast<Wide>(world));
     } else if constexpr (is_half_v<T>) {
-      for (std::size_t i = 0; i < count; ++i) p[i] = T(static_cast<float>(p[i]) / static_cast<float>(world));
+      for (std::size_t i = 0; i < count; ++i)
+        p[i] = T(static_cast<float>(p[i]) / static_cast<float>(world));
     } else {
       for (std::size_t i = 0; i < count; ++i) p[i] = p[i] / static_cast<T>(world);
     }
   });
 }
 
-}  // namespace dist::real
+}  // namespace dist::core

@@ -1,6 +1,6 @@
 // Communicator: non-blocking NCCL communicators, their streams, and the deadline-bound polling
 // every wait of the nccl backend goes through (ncclCommGetAsyncError, abort on timeout or error).
-#include "real/nccl/comm.hpp"
+#include "real/nccl/communicator.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -30,7 +30,8 @@ void pause(int round) {
 
 DeviceGuard::DeviceGuard(int device) {
   if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-  if (previous_ != device) check_cuda(cudaSetDevice(device), "selecting cuda:" + std::to_string(device));
+  if (previous_ != device)
+    check_cuda(cudaSetDevice(device), "selecting cuda:" + std::to_string(device));
 }
 
 DeviceGuard::~DeviceGuard() {
@@ -42,7 +43,8 @@ DeviceGuard::~DeviceGuard() {
 Communicator::Communicator(ncclComm_t comm, CommSpec spec) : comm_(comm), spec_(std::move(spec)) {
   cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&default_streams_done_, cudaEventDisableTiming);
+  if (e == cudaSuccess)
+    e = cudaEventCreateWithFlags(&default_streams_done_, cudaEventDisableTiming);
   if (e != cudaSuccess) {
     (void)ncclCommAbort(comm_);
     if (stream_) (void)cudaStreamDestroy(stream_);
@@ -60,8 +62,9 @@ std::shared_ptr<Communicator> Communicator::create(const ncclUniqueId& id, CommS
   if (r != ncclSuccess && r != ncclInProgress) {
     const std::string detail = comm ? ncclGetLastError(comm) : "";
     if (comm) (void)ncclCommAbort(comm);
-    throw_nccl_error(r, "ncclCommInitRankConfig (rank " + std::to_string(spec.rank) + " of " +
-                            std::to_string(size) + ", cuda:" + std::to_string(spec.device) + ")",
+    throw_nccl_error(r,
+                     "ncclCommInitRankConfig (rank " + std::to_string(spec.rank) + " of " +
+                         std::to_string(size) + ", cuda:" + std::to_string(spec.device) + ")",
                      detail);
   }
   std::shared_ptr<Communicator> c(new Communicator(comm, std::move(spec)));
@@ -88,7 +91,8 @@ std::shared_ptr<Communicator> Communicator::split(const std::vector<int>& ranks,
   }
   if (!member) return nullptr;
   CommSpec spec{{}, key, spec_.device, spec_.timeout, spec_.store, spec_.key + "/" + operation};
-  for (const int m : ranks) spec.global_ranks.push_back(spec_.global_ranks[static_cast<std::size_t>(m)]);
+  for (const int m : ranks)
+    spec.global_ranks.push_back(spec_.global_ranks[static_cast<std::size_t>(m)]);
   // A non-blocking split may hand out the new communicator only when its job has run.
   wait_until([&] { return std::atomic_ref<ncclComm_t>(child).load() != nullptr; }, operation);
   std::shared_ptr<Communicator> c(new Communicator(child, std::move(spec)));
@@ -202,10 +206,10 @@ void Communicator::complete(ncclResult_t result, const std::string& operation) {
   if (result != ncclInProgress) fail(result, operation);
   wait_until(
       [&] {
-        ncclResult_t state = ncclInProgress;
-        std::lock_guard lock(abort_mutex_);
-        return aborted_.empty() && ncclCommGetAsyncError(comm_, &state) == ncclSuccess &&
-               state == ncclSuccess;
+    ncclResult_t state = ncclInProgress;
+    std::lock_guard lock(abort_mutex_);
+    return aborted_.empty() && ncclCommGetAsyncError(comm_, &state) == ncclSuccess &&
+           state == ncclSuccess;
       },
       operation);
 }
@@ -213,10 +217,10 @@ void Communicator::complete(ncclResult_t result, const std::string& operation) {
 void Communicator::wait_idle(const std::string& operation) {
   wait_until(
       [&] {
-        const cudaError_t e = cudaStreamQuery(stream_);
-        if (e == cudaErrorNotReady) return false;
-        check_cuda(e, where(operation));
-        return true;
+    const cudaError_t e = cudaStreamQuery(stream_);
+    if (e == cudaErrorNotReady) return false;
+    check_cuda(e, where(operation));
+    return true;
       },
       operation);
 }

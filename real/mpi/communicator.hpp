@@ -19,11 +19,11 @@ namespace dist::real {
 
 // What a rank needs to use an MPI group.
 struct MpiGroupSpec {
-  MPI_Comm comm = MPI_COMM_NULL;        // owned by the MpiComm made from it
-  std::shared_ptr<core::Store> store;   // the job's store (roll calls after a timeout)
-  std::string prefix;                   // unique per group: its keys live under it
-  std::vector<int> global_ranks;        // the members' world ranks, in group order
-  int rank = 0;                         // the caller's rank in the group
+  MPI_Comm comm = MPI_COMM_NULL;       // owned by the MpiComm made from it
+  std::shared_ptr<core::Store> store;  // the job's store (roll calls after a timeout)
+  std::string prefix;                  // unique per group: its keys live under it
+  std::vector<int> global_ranks;       // the members' world ranks, in group order
+  int rank = 0;                        // the caller's rank in the group
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
 };
 

@@ -59,7 +59,8 @@ class alignas(64) Gathering {
     }
     return out;
   }
-  template <class F> void for_each(F&& f) const {
+  template <class F>
+  void for_each(F&& f) const {
     if (!front_) return;
     f(front_);
     for (const auto& op : rest_) f(op);

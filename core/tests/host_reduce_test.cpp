@@ -1,21 +1,33 @@
-// The host reductions (gloo's reduce functions, mpi's MPI_Ops), checked value by value against reference::combine and
-// reference::finish_mean on edge inputs (wrapping, NaN, signed zeros, infinities, rounding).
+// The host reduction kernels (sim's folds, gloo's reduce functions, mpi's MPI_Ops), checked value
+// by value against reference::combine and reference::finish_mean on edge inputs (wrapping, NaN,
+// signed zeros, infinities, rounding).
+#include "core/host_reduce.hpp"
+
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "real/host_reduce.hpp"
-#include "real/tests/reference_util.hpp"
+#include "testing/reference_bridge.hpp"
+#include "testing/typed_tests.hpp"
 
 namespace {
 
-using namespace real_test;
+using namespace test_support;
 
-template <class T> std::vector<T> edge_values() {
+template <class T>
+std::vector<T> edge_values() {
   using L = std::numeric_limits<T>;
   if constexpr (std::is_integral_v<T>) {
-    return {T(0), T(1), T(2), T(3), L::max(), L::min(), static_cast<T>(L::max() - 1),
-            static_cast<T>(L::min() + 1), static_cast<T>(0x55), static_cast<T>(-1)};
+    return {T(0),
+            T(1),
+            T(2),
+            T(3),
+            L::max(),
+            L::min(),
+            static_cast<T>(L::max() - 1),
+            static_cast<T>(L::min() + 1),
+            static_cast<T>(0x55),
+            static_cast<T>(-1)};
   } else {
     std::vector<T> out;
     for (float f : {0.0f, -0.0f, 1.0f, -1.0f, 1.5f, 3.0f, 1e-3f, 65504.0f, 1e30f,
@@ -26,14 +38,15 @@ template <class T> std::vector<T> edge_values() {
   }
 }
 
-template <class T> class ReduceFnTest : public ::testing::Test {};
+template <class T>
+class ReduceFnTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ReduceFnTest, AllDTypes, DTypeName);
 
 TYPED_TEST(ReduceFnTest, EveryStepEqualsTheReference) {
   using T = TypeParam;
   const auto values = edge_values<T>();
   for (const auto op : ops_for<T>()) {
-    const auto fn = dist::real::reduce_function(dist::dtype_v<T>, op);
+    const auto fn = dist::core::reduce_step(dist::dtype_v<T>, op);
     std::vector<T> a, b;
     for (const T& x : values)
       for (const T& y : values) {
@@ -58,7 +71,7 @@ TYPED_TEST(ReduceFnTest, MeanDivisionEqualsTheReference) {
   for (const int world : {1, 2, 3, 4, 7}) {
     auto values = edge_values<T>();
     auto got = values;
-    dist::real::finish_mean(got.data(), got.size(), dist::dtype_v<T>, world);
+    dist::core::finish_mean(got.data(), got.size(), dist::dtype_v<T>, world);
     int wrong = 0;
     for (std::size_t i = 0; i < values.size(); ++i)
       wrong += bits_of(got[i]) != bits_of(from_ref<T>(ref::finish_mean(to_ref(values[i]), world)));

@@ -73,11 +73,11 @@ class Communicator {
 
   ncclComm_t comm_ = nullptr;
   CommSpec spec_;
-  cudaStream_t stream_ = nullptr;       // the communicator's operations, in issue order
-  cudaStream_t copy_stream_ = nullptr;  // copies of finished results back to the host
+  cudaStream_t stream_ = nullptr;               // the communicator's operations, in issue order
+  cudaStream_t copy_stream_ = nullptr;          // copies of finished results back to the host
   cudaEvent_t default_streams_done_ = nullptr;  // recorded on the default streams by activate()
   std::mutex abort_mutex_;
-  std::string aborted_;                 // why it was aborted; empty while usable
+  std::string aborted_;  // why it was aborted; empty while usable
 };
 
 // The device current on this thread when constructed, restored on destruction.

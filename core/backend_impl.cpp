@@ -1,7 +1,7 @@
 // Default implementations of the composed Backend operations, written only against the
 // primitives (all_reduce, broadcast, all_gather, send, recv). They block until done and operate on
 // host memory; a backend whose engine has the operation natively overrides it.
-#include "core/backend.hpp"
+#include "core/backend_impl.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -32,7 +32,7 @@ void copy_elements(void* dst, const void* src, std::size_t count, DType dtype) {
 constexpr int all_to_all_tag = -1;
 }  // namespace
 
-Work Backend::reduce(Buf data, ReduceOp op, int root) {
+Work BackendImpl::reduce(Buf data, ReduceOp op, int root) {
   Scratch tmp(data.count, data.dtype);
   copy_elements(tmp.buf.data, data.data, data.count, data.dtype);
   all_reduce(tmp.buf, op).wait();
@@ -40,14 +40,14 @@ Work Backend::reduce(Buf data, ReduceOp op, int root) {
   return completed_work();
 }
 
-Work Backend::gather(Buf input, Buf output, int root) {
+Work BackendImpl::gather(Buf input, Buf output, int root) {
   Scratch tmp(input.count * static_cast<std::size_t>(size()), input.dtype);
   all_gather(input, tmp.buf).wait();
   if (rank() == root) copy_elements(output.data, tmp.buf.data, tmp.buf.count, input.dtype);
   return completed_work();
 }
 
-Work Backend::scatter(Buf input, Buf output, int root) {
+Work BackendImpl::scatter(Buf input, Buf output, int root) {
   Scratch tmp(output.count * static_cast<std::size_t>(size()), output.dtype);
   if (rank() == root) copy_elements(tmp.buf.data, input.data, tmp.buf.count, output.dtype);
   broadcast(tmp.buf, root).wait();
@@ -56,7 +56,7 @@ Work Backend::scatter(Buf input, Buf output, int root) {
   return completed_work();
 }
 
-Work Backend::reduce_scatter(Buf input, Buf output, ReduceOp op) {
+Work BackendImpl::reduce_scatter(Buf input, Buf output, ReduceOp op) {
   Scratch tmp(input.count, input.dtype);
   copy_elements(tmp.buf.data, input.data, input.count, input.dtype);
   all_reduce(tmp.buf, op).wait();
@@ -65,7 +65,7 @@ Work Backend::reduce_scatter(Buf input, Buf output, ReduceOp op) {
   return completed_work();
 }
 
-Work Backend::all_to_all(Buf input, Buf output) {
+Work BackendImpl::all_to_all(Buf input, Buf output) {
   const std::size_t chunk = input.count / static_cast<std::size_t>(size());
   std::vector<Work> pending;
   for (int peer = 0; peer < size(); ++peer) {
@@ -74,17 +74,18 @@ Work Backend::all_to_all(Buf input, Buf output) {
       copy_elements(at(output, offset), at(input, offset), chunk, input.dtype);
       continue;
     }
-    pending.push_back(send({at(input, offset), chunk, input.dtype, input.device}, peer,
-                           all_to_all_tag));
-    pending.push_back(recv({at(output, offset), chunk, output.dtype, output.device}, peer,
-                           all_to_all_tag));
+    pending.push_back(
+        send({at(input, offset), chunk, input.dtype, input.device}, peer, all_to_all_tag));
+    pending.push_back(
+        recv({at(output, offset), chunk, output.dtype, output.device}, peer, all_to_all_tag));
   }
   for (auto& w : pending) w.wait();
   return completed_work();
 }
 
-Work Backend::all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts) {
-  const std::size_t max_count = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+Work BackendImpl::all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts) {
+  const std::size_t max_count =
+      counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
   Scratch padded(max_count, input.dtype);
   copy_elements(padded.buf.data, input.data, input.count, input.dtype);
   Scratch all(max_count * counts.size(), input.dtype);

@@ -1,5 +1,6 @@
-// The Backend interface every engine implements (c10d's "backend for implementers"): one object
-// per rank per group, type-erased buffers, group-local ranks. Arguments arrive validated.
+// BackendImpl, the interface every engine implements (c10d's "backend for implementers"; the
+// public enum dist::Backend only names one): one object per rank per group, type-erased buffers,
+// group-local ranks. Arguments arrive validated.
 #pragma once
 
 #include <memory>
@@ -15,9 +16,9 @@ namespace dist::core {
 
 using Buf = detail::BufferRef;
 
-class Backend {
+class DIST_API BackendImpl {
  public:
-  virtual ~Backend() = default;
+  virtual ~BackendImpl() = default;
 
   virtual dist::Backend kind() const = 0;
   virtual int rank() const = 0;
@@ -37,7 +38,7 @@ class Backend {
   virtual Work barrier() = 0;
   // Creates the communicator of a new group (collective over this backend's ranks; `ranks` are
   // this backend's ranks, in the new group's order). Returns null on ranks outside the group.
-  virtual std::shared_ptr<Backend> split(const std::vector<int>& ranks) = 0;
+  virtual std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) = 0;
 
   // Operations with defaults composed from the primitives (see backend.cpp); a backend overrides
   // the ones its engine does natively.

@@ -1,25 +1,24 @@
-// The elementwise reductions the CPU backends run on the host (gloo's reduce functions, mpi's
+// The one set of host reduction kernels (sim's chunked folds, gloo's reduce functions, mpi's
 // MPI_Ops): out[i] = a[i] ∘ b[i], out may alias a or b, with exactly the semantics of
 // reference/reduce_op.hpp: wrapping integers, NaN-first min/max with -0 < +0, float16/bfloat16
-// computed in float and rounded after every step.
+// computed in float and rounded after every step. reference/ stays the independent oracle.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <type_traits>
 
 #include "dist/errors.hpp"
 #include "dist/types.hpp"
 
-namespace dist::real {
+namespace dist::core {
 
 using ReduceStep = void (*)(void* out, const void* a, const void* b, std::size_t n);
-using ReduceFn = std::function<void(void*, const void*, const void*, std::size_t)>;
 
 // Calls f(std::type_identity<T>{}) with T the element type of `dtype`.
-template <class F> decltype(auto) with_element_type(DType dtype, F&& f) {
+template <class F>
+decltype(auto) with_element_type(DType dtype, F&& f) {
   switch (dtype) {
     case DType::int8: return f(std::type_identity<std::int8_t>{});
     case DType::uint8: return f(std::type_identity<std::uint8_t>{});
@@ -37,12 +36,11 @@ template <class F> decltype(auto) with_element_type(DType dtype, F&& f) {
 
 // The combining step of `op` for `dtype` (mean combines as sum; see finish_mean). `op` must be
 // allowed for `dtype` (validated above the backend interface).
-ReduceStep reduce_step(DType dtype, ReduceOp op);
-inline ReduceFn reduce_function(DType dtype, ReduceOp op) { return reduce_step(dtype, op); }
+DIST_API ReduceStep reduce_step(DType dtype, ReduceOp op);
 
 // The mean's final division of a sum over `world` ranks, in place: integers truncate toward zero
 // in a 64-bit type of their signedness; float/double divide by T(world); halves round
 // float(sum) / world.
-void finish_mean(void* data, std::size_t count, DType dtype, int world);
+DIST_API void finish_mean(void* data, std::size_t count, DType dtype, int world);
 
-}  // namespace dist::real
+}  // namespace dist::core

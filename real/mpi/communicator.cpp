@@ -1,5 +1,5 @@
 // MpiComm: the communicator's lifetime, and the timeout path shared by collectives and p2p.
-#include "real/mpi/comm.hpp"
+#include "real/mpi/communicator.hpp"
 
 #include "core/group_text.hpp"
 #include "core/store/roll_call.hpp"
@@ -16,8 +16,7 @@ MpiComm::~MpiComm() {
   auto lock = mpi_lock();
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && usable() && spec_.comm != MPI_COMM_NULL)
-    (void)MPI_Comm_free(&spec_.comm);
+  if (!finalized && usable() && spec_.comm != MPI_COMM_NULL) (void)MPI_Comm_free(&spec_.comm);
 }
 
 std::string MpiComm::where(const std::string& operation) const {
@@ -43,8 +42,8 @@ void MpiComm::timed_out(const std::string& operation, int peer) {
   const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
   auto absent = core::name_absentees(spec_.store.get(), spec_.prefix + "/" + operation,
                                      spec_.global_ranks, me, spec_.timeout, peer);
-  throw TimeoutError(where(operation) + " timed out after " + std::to_string(spec_.timeout.count()) +
-                         " ms: " + absent.phrase,
+  throw TimeoutError(where(operation) + " timed out after " +
+                         std::to_string(spec_.timeout.count()) + " ms: " + absent.phrase,
                      std::move(absent.ranks));
 }
 
