@@ -221,14 +221,13 @@ std::vector<std::byte> read_part(const fs::path& dir, int rank, std::uint64_t to
   return std::move(*bytes);
 }
 
-// Removes the part files the ranks of `written` wrote (checked by token), then the directories: the
-// collect directory when it is empty (and `try_leaf`), and the ones in `dir.created` (when empty).
-void clean_up(const Dir& dir, const std::vector<Status>& written, bool try_leaf) {
+// Removes the part files the ranks of `written` wrote (checked by token), then the directories in
+// `dir.created` (when empty). A directory this rank did not create stays, even when left empty.
+void clean_up(const Dir& dir, const std::vector<Status>& written) {
   for (std::size_t r = 0; r < written.size(); ++r) {
     const fs::path file = part_path(dir.path, static_cast<int>(r));
     if (written[r].ok() && written_with(file, written[r].token)) ::unlink(file.c_str());
   }
-  if (try_leaf) ::rmdir(dir.path.c_str());
   for (auto it = dir.created.rbegin(); it != dir.created.rend(); ++it) ::rmdir(it->c_str());
 }
 
@@ -315,14 +314,14 @@ void collect_part_files(std::span<const std::byte> mine, const std::optional<std
     } catch (...) {
       done = status_of(std::current_exception());
     }
-    clean_up(dir, *statuses, true);
+    clean_up(dir, *statuses);
   }
   // Rank 0's outcome, and (as a token) whether the failure came from its own read step.
   std::vector<Status> outcome{done, Status{-1, "", read_step ? 1u : 0u}};
   broadcast_object_list(outcome, 0);
   if (outcome[0].ok()) return;
   if (rank != 0) {
-    clean_up(dir, only(rank, written, size), false);  // its own file, in case rank 0 could not
+    clean_up(dir, only(rank, written, size));  // its own file, in case rank 0 could not
     if (outcome[1].token == 1) outcome[0].message += " (raised on rank 0)";
   }
   raise(outcome[0]);

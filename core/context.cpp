@@ -2,31 +2,67 @@
 #include "core/context.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
+#include <utility>
+
+#include "dist/errors.hpp"
 
 namespace dist::core {
 
 namespace {
-thread_local Context* bound_context = nullptr;
+thread_local Context* thread_context = nullptr;
 std::mutex process_mutex;
 std::shared_ptr<Context> process_context;
+std::atomic<int> sim_runs{0};
 }  // namespace
 
 Context* current_context() {
-  if (bound_context) return bound_context;
+  if (thread_context) return thread_context;
   std::lock_guard lock(process_mutex);
+  if (!process_context && sim_runs.load(std::memory_order_acquire) > 0)
+    throw NotInitialized(
+        "called from a thread that is not a rank of the running dist::sim::run (a "
+        "thread started by a rank is not that rank); bind it to its rank: take `auto rank = "
+        "dist::sim::current_rank();` on the rank's thread and hold `dist::sim::ScopedRank "
+        "scope(rank);` on the helper thread");
   return process_context.get();
 }
 
-ContextBinding::ContextBinding(Context* context) : previous_(bound_context) {
-  bound_context = context;
-}
+Context* bound_context() { return thread_context; }
 
-ContextBinding::~ContextBinding() { bound_context = previous_; }
+Context* exchange_binding(Context* context) { return std::exchange(thread_context, context); }
+
+ContextBinding::ContextBinding(Context* context) : previous_(exchange_binding(context)) {}
+
+ContextBinding::~ContextBinding() { thread_context = previous_; }
+
+SimRunScope::SimRunScope() { sim_runs.fetch_add(1, std::memory_order_acq_rel); }
+
+SimRunScope::~SimRunScope() { sim_runs.fetch_sub(1, std::memory_order_acq_rel); }
 
 void set_process_context(std::shared_ptr<Context> context) {
   std::lock_guard lock(process_mutex);
   process_context = std::move(context);
+}
+
+void destroy_process_context() {
+  std::shared_ptr<Context> old;
+  {
+    std::lock_guard lock(process_mutex);
+    old = std::exchange(process_context, nullptr);
+  }
+  if (!old) return;
+  std::vector<std::shared_ptr<detail::GroupState>> groups;
+  {
+    std::lock_guard lock(old->groups_mutex);
+    for (auto it = old->groups.rbegin(); it != old->groups.rend(); ++it)
+      if (auto g = it->lock()) groups.push_back(std::move(g));
+  }
+  for (auto& g : groups) {
+    g->destroyed = true;
+    g->backend.reset();
+  }
 }
 
 std::mt19937_64& random_engine() {
@@ -43,6 +79,9 @@ std::shared_ptr<detail::GroupState> make_group_state(const Context& owner, std::
   state->ranks = std::move(ranks);
   state->backend = state->rank >= 0 ? std::move(backend) : nullptr;
   state->owner = &owner;
+  std::lock_guard lock(owner.groups_mutex);
+  std::erase_if(owner.groups, [](const auto& g) { return g.expired(); });
+  owner.groups.push_back(state);
   return state;
 }
 

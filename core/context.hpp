@@ -2,8 +2,10 @@
 // its context thread-locally; init_dist sets a process-wide one. No context = not distributed.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -17,6 +19,8 @@ struct GroupState {
   int rank = -1;                           // the owner's group rank; -1 when not a member
   std::shared_ptr<core::BackendImpl> backend;  // null when not a member
   const void* owner = nullptr;             // the Context this group belongs to
+  // Set by destroy_dist, which also drops the backend: a Group kept past it is refused, not used.
+  std::atomic<bool> destroyed{false};
 };
 
 }  // namespace dist::detail
@@ -35,13 +39,33 @@ struct Context {
   // (null: the world), and the argument create_local_process_group was called with (0: never).
   std::shared_ptr<detail::GroupState> object_group;
   int comm_local_workers = 0;
+  // Every group made for this context (make_group_state), oldest first, so destroy_dist can close
+  // their backends while a user still holds a Group.
+  mutable std::mutex groups_mutex;
+  mutable std::vector<std::weak_ptr<detail::GroupState>> groups;
 };
 
 // The calling rank's random stream; without a context, a per-thread stream seeded from the OS.
 DIST_API std::mt19937_64& random_engine();
 
-// The calling thread's context: its thread binding, else the process context, else null.
+// The calling thread's context: its thread binding, else the process context, else null. While a
+// dist::sim::run is in progress, a thread with neither is a rank's helper thread, not "not
+// distributed": NotInitialized saying how to bind it (dist::sim::ScopedRank).
 DIST_API Context* current_context();
+
+// The calling thread's own binding (null when unbound); exchange_binding replaces it and returns
+// the previous one (dist::sim::ScopedRank uses the pair).
+DIST_API Context* bound_context();
+DIST_API Context* exchange_binding(Context* context);
+
+// Counts this process's dist::sim::run calls in progress, for current_context's helper check.
+class DIST_API SimRunScope {
+ public:
+  SimRunScope();
+  ~SimRunScope();
+  SimRunScope(const SimRunScope&) = delete;
+  SimRunScope& operator=(const SimRunScope&) = delete;
+};
 
 // Binds a context to the calling thread for the binding's lifetime.
 class DIST_API ContextBinding {
@@ -57,6 +81,11 @@ class DIST_API ContextBinding {
 
 // Installs (or with null, removes) the process-wide context used by threads with no binding.
 DIST_API void set_process_context(std::shared_ptr<Context> context);
+
+// Removes the process-wide context and closes every group made for it, newest first: each is marked
+// destroyed and lets go of its backend, so the connections and the store's port close even while
+// the user still holds Group handles (destroy_dist).
+DIST_API void destroy_process_context();
 
 // Makes the GroupState of a group the caller belongs to (or not, with a null backend).
 DIST_API std::shared_ptr<detail::GroupState> make_group_state(const Context& owner,

@@ -1,6 +1,8 @@
 // The argument checks of validate.hpp.
 #include "core/validate.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "dist/errors.hpp"
@@ -20,6 +22,10 @@ std::string ranks_text(const std::vector<int>& ranks) {
 }  // namespace
 
 Target resolve_group(const Group& group, const char* function) {
+  if (!group.is_default() && group.state()->destroyed)
+    throw NotInitialized(std::string(function) +
+                         ": the group's world was ended by destroy_dist(); make groups again "
+                         "with new_group after the next init");
   Context* ctx = current_context();
   if (!ctx) {
     if (!group.is_default())
@@ -88,6 +94,36 @@ void check_tag(int tag, const char* function) {
   if (tag < 0)
     throw InvalidArgument(std::string(function) + ": argument 'tag' = " + std::to_string(tag) +
                           " must be non-negative");
+}
+
+namespace {
+// "[0x..., 0x...) (n elements)": a buffer's byte range, for check_disjoint's message.
+std::string range_text(const Buf& b) {
+  char text[64];
+  const auto begin = reinterpret_cast<std::uintptr_t>(b.data);
+  std::snprintf(text, sizeof text, "[%#zx, %#zx)", static_cast<std::size_t>(begin),
+                static_cast<std::size_t>(begin + b.bytes()));
+  return text + std::string(" (") + std::to_string(b.count) + " elements)";
+}
+}  // namespace
+
+void check_disjoint(const Buf& part, const Buf& whole, std::optional<std::size_t> own_slot,
+                    const char* function, const char* part_name, const char* whole_name) {
+  if (part.count == 0 || whole.count == 0 || part.device != whole.device) return;
+  const auto* p = static_cast<const std::byte*>(part.data);
+  const auto* w = static_cast<const std::byte*>(whole.data);
+  if (p + part.bytes() <= w || w + whole.bytes() <= p) return;  // disjoint
+  const std::size_t element = whole.count ? whole.bytes() / whole.count : 0;
+  if (own_slot && part.dtype == whole.dtype && p == w + *own_slot * element &&
+      *own_slot + part.count <= whole.count)
+    return;  // exactly the caller's own slot: the in-place form
+  std::string allowed = " and may not overlap it";
+  if (own_slot)
+    allowed = " and may overlap it only as exactly this rank's slot, elements [" +
+              std::to_string(*own_slot) + ", " + std::to_string(*own_slot + part.count) + ")";
+  throw InvalidArgument(std::string(function) + ": argument '" + part_name + "' " +
+                        range_text(part) + " overlaps argument '" + whole_name + "' " +
+                        range_text(whole) + allowed);
 }
 
 }  // namespace dist::core

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 
 #include "core/backend_impl.hpp"
 #include "core/context.hpp"
@@ -35,5 +36,10 @@ void check_count(std::size_t actual, std::size_t expected, const char* function,
 void check_same_dtype(const Buf& a, const Buf& b, const char* function);
 void check_divisible(std::size_t count, int size, const char* function, const char* argument);
 void check_tag(int tag, const char* function);
+// `part` and `whole` (the two buffers of `function`) must not share memory, except that `part` may
+// be exactly the caller's own slot of `whole`, starting at element `own_slot` (the in-place forms:
+// all_gather's input, reduce_scatter's output); without `own_slot` no overlap is allowed.
+void check_disjoint(const Buf& part, const Buf& whole, std::optional<std::size_t> own_slot,
+                    const char* function, const char* part_name, const char* whole_name);
 
 }  // namespace dist::core

@@ -10,6 +10,7 @@
 #include "core/context.hpp"
 #include "dist/errors.hpp"
 #include "dist/sim.hpp"
+#include "sim/rank_binding.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/world.hpp"
 #include "sim/diagnostics.hpp"
@@ -44,15 +45,41 @@ std::string to_string(const Cluster& c) {
 }
 
 namespace {
+void check_fault(const Fault& f, std::size_t index, int world_size) {
+  const std::string where = "sim::run: Cluster.faults[" + std::to_string(index) + "] = " +
+                            fault_text(f);
+  if (f.rank < 0 || f.rank >= world_size)
+    throw InvalidArgument(where + ": rank " + std::to_string(f.rank) +
+                          " is not a rank of the world of " + std::to_string(world_size));
+  if (f.at_call < 1)
+    throw InvalidArgument(where + ": at_call = " + std::to_string(f.at_call) +
+                          " must be >= 1 (calls count from 1)");
+  if (f.delay.count() < 0)
+    throw InvalidArgument(where + ": delay = " + std::to_string(f.delay.count()) +
+                          "ms must not be negative");
+}
+}  // namespace
+
+namespace detail {
 void check_cluster(const Cluster& c) {
   if (c.nodes < 1) throw InvalidArgument("sim::run: Cluster.nodes must be >= 1, got " + std::to_string(c.nodes));
   if (c.ranks_per_node < 1)
     throw InvalidArgument("sim::run: Cluster.ranks_per_node must be >= 1, got " +
                           std::to_string(c.ranks_per_node));
+  const long long ranks = static_cast<long long>(c.nodes) * c.ranks_per_node;
+  if (ranks > Cluster::max_world_size)
+    throw InvalidArgument("sim::run: Cluster.nodes × ranks_per_node = " + std::to_string(c.nodes) +
+                          " × " + std::to_string(c.ranks_per_node) + " = " +
+                          std::to_string(ranks) + " ranks, more than Cluster::max_world_size = " +
+                          std::to_string(Cluster::max_world_size) + " (one thread per rank)");
   if (c.timeout.count() <= 0)
     throw InvalidArgument("sim::run: Cluster.timeout must be positive");
+  for (std::size_t i = 0; i < c.faults.size(); ++i)
+    check_fault(c.faults[i], i, static_cast<int>(ranks));
 }
+}  // namespace detail
 
+namespace {
 std::vector<int> node_ranks(const Cluster& c, int node) {
   std::vector<int> out;
   for (int i = 0; i < c.ranks_per_node; ++i) out.push_back(node * c.ranks_per_node + i);
@@ -182,7 +209,7 @@ std::mt19937_64& rank_rng() { return core::random_engine(); }
 namespace detail {
 
 void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body) {
-  check_cluster(cluster);
+  detail::check_cluster(cluster);
   World world(cluster);
   const int n = cluster.world_size();
   std::vector<std::unique_ptr<core::Context>> contexts;
@@ -191,6 +218,7 @@ void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& bo
     contexts.push_back(make_context(world, r));
     tasks[static_cast<std::size_t>(r)] = {&world, contexts.back().get(), &body, {}};
   }
+  const LiveRun live(contexts);  // from here on, an unbound thread's dist:: calls are refused
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   if (cluster.stack_size > 0) pthread_attr_setstacksize(&attr, cluster.stack_size);

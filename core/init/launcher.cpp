@@ -15,9 +15,38 @@ constexpr long long max_ranks = 1'000'000;
 
 void set_env(const char* name, const std::string& value) { ::setenv(name, value.c_str(), 1); }
 
-int env_int_or(const char* name, int fallback, const std::string& context) {
+int env_int_or(const char* name, int fallback, const std::string& context, long long min = 0) {
   if (!get_env(name)) return fallback;
-  return static_cast<int>(require_env_int(name, context, 0, max_ranks));
+  return static_cast<int>(require_env_int(name, context, min, max_ranks));
+}
+
+// The variables a launcher's layout came from, for check_layout's messages.
+struct LayoutNames {
+  const char* local_rank;
+  const char* local_size;  // null when the launcher has none
+  const char* world_size;
+};
+
+// A layout a launcher can give: a local rank below the world size and the local size (when given),
+// a local size no larger than the world, and a rendezvous host that is not empty.
+void check_layout(const LaunchInfo& info, const std::string& context, const LayoutNames& names) {
+  const auto bad = [&](const char* name, int value, const std::string& why) {
+    return InvalidArgument(context + ": the environment variable " + name + "=" +
+                           std::to_string(value) + " " + why);
+  };
+  const int world = info.address.world_size;
+  if (info.local_rank >= world)
+    throw bad(names.local_rank, info.local_rank,
+              "is not below " + std::string(names.world_size) + "=" + std::to_string(world));
+  if (info.local_size > world)
+    throw bad(names.local_size, info.local_size,
+              "is larger than " + std::string(names.world_size) + "=" + std::to_string(world));
+  if (info.local_size > 0 && info.local_rank >= info.local_size)
+    throw bad(names.local_rank, info.local_rank,
+              "is not below " + std::string(names.local_size) + "=" +
+                  std::to_string(info.local_size));
+  if (info.address.host.empty())
+    throw InvalidArgument(context + ": the environment variable MASTER_ADDR is set but empty");
 }
 
 int require_int(const char* name, const std::string& context, long long min) {
@@ -44,11 +73,12 @@ LaunchInfo pytorch_env() {
   LaunchInfo info;
   info.address.rank = require_int("RANK", context, 0);
   info.local_rank = require_int("LOCAL_RANK", context, 0);
-  info.local_size = env_int_or("LOCAL_WORLD_SIZE", -1, context);
+  info.local_size = env_int_or("LOCAL_WORLD_SIZE", -1, context, 1);
   if (auto node = get_env("GROUP_RANK")) info.node = "group" + *node;
   info.address.host = require_env("MASTER_ADDR", context);
   info.address.port = require_port(context);
   info.address.world_size = require_int("WORLD_SIZE", context, 1);
+  check_layout(info, context, {"LOCAL_RANK", "LOCAL_WORLD_SIZE", "WORLD_SIZE"});
   return info;
 }
 
@@ -58,11 +88,16 @@ LaunchInfo mpi_env() {
   LaunchInfo info;
   info.local_rank = static_cast<int>(
       require_env_int(mpich ? "MPI_LOCALRANKID" : "OMPI_COMM_WORLD_LOCAL_RANK", context, 0, max_ranks));
-  info.local_size = env_int_or(mpich ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", -1, context);
+  info.local_size =
+      env_int_or(mpich ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", -1, context, 1);
   info.address.port = port_or_default(context, std::nullopt);
   info.address.host = require_env("MASTER_ADDR", context);
   info.address.world_size = require_int(mpich ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE", context, 1);
   info.address.rank = require_int(mpich ? "PMI_RANK" : "OMPI_COMM_WORLD_RANK", context, 0);
+  check_layout(info, context,
+               {mpich ? "MPI_LOCALRANKID" : "OMPI_COMM_WORLD_LOCAL_RANK",
+                mpich ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE",
+                mpich ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE"});
   set_env("WORLD_SIZE", std::to_string(info.address.world_size));
   set_env("RANK", std::to_string(info.address.rank));
   return info;
@@ -81,6 +116,7 @@ LaunchInfo slurm_env(std::optional<int> port) {
   info.address.host = addr ? *addr : first_slurm_host(nodelist);
   info.address.rank = static_cast<int>(proc_id);
   info.address.world_size = static_cast<int>(ntasks);
+  check_layout(info, context, {"SLURM_LOCALID", nullptr, "SLURM_NTASKS"});
   set_env("MASTER_ADDR", info.address.host);
   set_env("WORLD_SIZE", std::to_string(ntasks));
   if (info.local_rank >= 0) set_env("LOCAL_RANK", std::to_string(info.local_rank));

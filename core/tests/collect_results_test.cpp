@@ -200,6 +200,13 @@ TEST_F(InTempDir, CpuLeavesAnExistingEmptyDistTestInPlace) {
   EXPECT_EQ(leftovers(), (std::vector<std::string>{".dist_test"}));
 }
 
+TEST_F(InTempDir, CpuLeavesTheCallersExistingEmptyTmpdirInPlace) {
+  fs::create_directories("mine/empty");
+  expect_on_rank0(collect<int>({{1}, {2}, {3}}, 3, "cpu", "mine/empty"), {1, 2, 3});
+  expect_on_rank0(collect<int>({{4}}, 1, "cpu", "mine/empty"), {4});  // a world of one
+  EXPECT_EQ(leftovers(), (std::vector<std::string>{"mine", "mine/empty"}));
+}
+
 TEST_F(InTempDir, CpuNeverOverwritesAnExistingPartFile) {
   fs::create_directory("shared");
   write_file("shared/part_1.bin", "foreign");

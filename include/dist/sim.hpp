@@ -25,7 +25,8 @@ namespace dist::sim {
 enum class Schedule { concurrent, deterministic };
 
 // A fault injected into a run. `at_call` counts the rank's communication calls (collectives,
-// barrier, new_group, send and recv), from 1.
+// barrier, new_group, send and recv), from 1. run() rejects (InvalidArgument) a fault whose rank
+// is not in the world, whose at_call is below 1, or whose delay is negative.
 struct Fault {
   enum class Kind : std::uint8_t {
     kill,   // the rank throws RankFailure at that call (its peers get RankFailure naming it)
@@ -65,7 +66,13 @@ struct Cluster {
   // Stack size of each rank thread in bytes; 0 keeps the system default.
   std::size_t stack_size = 0;
 
-  int world_size() const { return nodes * ranks_per_node; }
+  // The largest world run() accepts (one thread per rank); a larger one, or a shape whose
+  // product overflows int, is InvalidArgument before anything is allocated.
+  static constexpr int max_world_size = 1 << 16;
+
+  int world_size() const {
+    return static_cast<int>(static_cast<long long>(nodes) * ranks_per_node);
+  }
 };
 
 DIST_API std::string to_string(const Cluster& cluster);
@@ -105,7 +112,45 @@ class DIST_API RunError : public Error {
 // draws the same numbers on every run. Outside a sim run it is a per-thread stream seeded by the OS.
 DIST_API std::mt19937_64& rank_rng();
 
+// Helper threads. dist:: calls act for the calling thread's rank, and a thread a rank starts is
+// not that rank: while a run is in progress, a dist:: call (query or collective) from such a
+// thread raises NotInitialized. To let a helper act as its rank, capture the rank on the rank's
+// thread and hold a ScopedRank on the helper:
+//   const auto rank = dist::sim::current_rank();
+//   std::thread helper([&, rank] { dist::sim::ScopedRank scope(rank); dist::all_reduce(v); });
+//   helper.join();
+// The helper's calls are the rank's calls (they count in its call sequence and its faults), so
+// one thread at a time should make them, and the helper must finish before the rank's fn returns.
+class RankBinding {
+ public:
+  int rank() const noexcept { return rank_; }
+
+ private:
+  friend struct RankBindingAccess;
+  void* context_ = nullptr;
+  std::uint64_t run_ = 0;
+  int rank_ = -1;
+};
+
+// The calling rank thread's binding; InvalidArgument on a thread that is not a rank of a run.
+DIST_API RankBinding current_rank();
+
+// Binds the calling thread to a rank for the scope's lifetime; InvalidArgument when the binding's
+// run has ended. Scopes nest, and the previous binding (usually none) comes back at the end.
+class DIST_API ScopedRank {
+ public:
+  explicit ScopedRank(const RankBinding& binding);
+  ~ScopedRank();
+  ScopedRank(const ScopedRank&) = delete;
+  ScopedRank& operator=(const ScopedRank&) = delete;
+
+ private:
+  void* previous_;
+};
+
 namespace detail {
+// InvalidArgument when the cluster's shape, timeout or faults are not valid.
+DIST_API void check_cluster(const Cluster& cluster);
 // Runs body(rank) on every rank's thread; throws RunError naming each rank when any failed.
 DIST_API void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body);
 }  // namespace detail
@@ -116,6 +161,7 @@ template <class F> auto run(const Cluster& cluster, F&& fn) {
   if constexpr (std::is_void_v<R>) {
     detail::run_rank_threads(cluster, [&](int) { fn(); });
   } else {
+    detail::check_cluster(cluster);  // before the slots are allocated
     std::vector<std::optional<R>> slots(static_cast<std::size_t>(cluster.world_size()));
     detail::run_rank_threads(
         cluster, [&](int rank) { slots[static_cast<std::size_t>(rank)].emplace(fn()); });
