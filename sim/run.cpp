@@ -10,10 +10,10 @@
 #include "core/context.hpp"
 #include "dist/errors.hpp"
 #include "dist/sim.hpp"
+#include "sim/diagnostics.hpp"
 #include "sim/rank_binding.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/world.hpp"
-#include "sim/diagnostics.hpp"
 
 namespace dist::sim {
 
@@ -46,8 +46,8 @@ std::string to_string(const Cluster& c) {
 
 namespace {
 void check_fault(const Fault& f, std::size_t index, int world_size) {
-  const std::string where = "sim::run: Cluster.faults[" + std::to_string(index) + "] = " +
-                            fault_text(f);
+  const std::string where =
+      "sim::run: Cluster.faults[" + std::to_string(index) + "] = " + fault_text(f);
   if (f.rank < 0 || f.rank >= world_size)
     throw InvalidArgument(where + ": rank " + std::to_string(f.rank) +
                           " is not a rank of the world of " + std::to_string(world_size));
@@ -69,8 +69,8 @@ void check_cluster(const Cluster& c) {
   const long long ranks = static_cast<long long>(c.nodes) * c.ranks_per_node;
   if (ranks > Cluster::max_world_size)
     throw InvalidArgument("sim::run: Cluster.nodes × ranks_per_node = " + std::to_string(c.nodes) +
-                          " × " + std::to_string(c.ranks_per_node) + " = " +
-                          std::to_string(ranks) + " ranks, more than Cluster::max_world_size = " +
+                          " × " + std::to_string(c.ranks_per_node) + " = " + std::to_string(ranks) +
+                          " ranks, more than Cluster::max_world_size = " +
                           std::to_string(Cluster::max_world_size) + " (one thread per rank)");
   if (c.timeout.count() <= 0)
     throw InvalidArgument("sim::run: Cluster.timeout must be positive");

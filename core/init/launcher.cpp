@@ -42,9 +42,9 @@ void check_layout(const LaunchInfo& info, const std::string& context, const Layo
     throw bad(names.local_size, info.local_size,
               "is larger than " + std::string(names.world_size) + "=" + std::to_string(world));
   if (info.local_size > 0 && info.local_rank >= info.local_size)
-    throw bad(names.local_rank, info.local_rank,
-              "is not below " + std::string(names.local_size) + "=" +
-                  std::to_string(info.local_size));
+    throw bad(
+        names.local_rank, info.local_rank,
+        "is not below " + std::string(names.local_size) + "=" + std::to_string(info.local_size));
   if (info.address.host.empty())
     throw InvalidArgument(context + ": the environment variable MASTER_ADDR is set but empty");
 }
