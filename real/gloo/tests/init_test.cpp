@@ -105,6 +105,32 @@ TEST(InitProcessGroup, PortInUseIsAClearError) {
   EXPECT_FALSE(dist::is_distributed());
 }
 
+// destroy_dist closes the store and backends even while the user holds a Group: the next init
+// binds the same port, and the old Group is refused, naming destroy_dist.
+TEST(InitProcessGroup, AGroupKeptPastDestroyDistHoldsNoPort) {
+  const std::string url = "tcp://127.0.0.1:" + std::to_string(test_support::free_port());
+  dist::init_process_group(dist::Backend::gloo, url, 0, 1, 5s);
+  const dist::Group kept = dist::new_group({0});
+  const dist::Group world_copy = dist::new_group({0});
+  dist::destroy_dist();
+  EXPECT_FALSE(dist::is_distributed());
+  dist::init_process_group(dist::Backend::gloo, url, 0, 1, 5s);  // threw "port in use" before
+  std::vector<int> v{3};
+  dist::all_reduce(v);
+  EXPECT_EQ(v, std::vector<int>{3});
+  try {
+    dist::all_reduce(v, dist::ReduceOp::sum, kept);
+    ADD_FAILURE() << "a Group of a destroyed world was used";
+  } catch (const dist::NotInitialized& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("all_reduce: the group's world was ended by destroy_dist()"),
+        std::string::npos)
+        << e.what();
+  }
+  dist::destroy_dist();
+  EXPECT_THROW(dist::barrier(world_copy), dist::NotInitialized);
+}
+
 TEST(InitProcessGroup, ANonZeroRankWithNoStoreTimesOut) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_THROW(dist::init_process_group(dist::Backend::gloo,

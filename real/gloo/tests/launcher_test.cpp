@@ -76,6 +76,41 @@ TEST_F(Launcher, PytorchNamesMissingVariablesThenInitialises) {
   expect_one_rank_world();
 }
 
+// A local rank outside the world or the node, an empty node and an empty address are refused
+// before anything is opened (a 2 s timeout bounds the wait of a check that is missing).
+TEST_F(Launcher, ImpossibleLayoutsAndAnEmptyAddressNameTheVariable) {
+  const dist::InitOptions quick{.timeout = 2s};
+  set("RANK", "0");
+  set("WORLD_SIZE", "1");
+  set("LOCAL_RANK", "1");
+  set("MASTER_ADDR", "127.0.0.1");
+  set("MASTER_PORT", port());
+  expect_error("pytorch", "LOCAL_RANK=1 is not below WORLD_SIZE=1", quick);
+  set("LOCAL_RANK", "0");
+  set("LOCAL_WORLD_SIZE", "0");
+  expect_error("pytorch", "LOCAL_WORLD_SIZE='0' is not an integer in [1, ", quick);
+  set("LOCAL_WORLD_SIZE", "2");
+  expect_error("pytorch", "LOCAL_WORLD_SIZE=2 is larger than WORLD_SIZE=1", quick);
+  set("WORLD_SIZE", "2");
+  set("LOCAL_RANK", "1");
+  set("LOCAL_WORLD_SIZE", "1");
+  expect_error("pytorch", "LOCAL_RANK=1 is not below LOCAL_WORLD_SIZE=1", quick);
+  set("WORLD_SIZE", "1");
+  set("LOCAL_RANK", "0");
+  set("MASTER_ADDR", "");
+  expect_error("pytorch", "MASTER_ADDR is set but empty", quick);
+  set("OMPI_COMM_WORLD_LOCAL_RANK", "3");
+  set("OMPI_COMM_WORLD_SIZE", "1");
+  set("OMPI_COMM_WORLD_RANK", "0");
+  set("MASTER_ADDR", "127.0.0.1");
+  expect_error("mpi", "OMPI_COMM_WORLD_LOCAL_RANK=3 is not below OMPI_COMM_WORLD_SIZE=1", quick);
+  set("SLURM_PROCID", "0");
+  set("SLURM_NTASKS", "1");
+  set("SLURM_NODELIST", "localhost");
+  set("SLURM_LOCALID", "1");
+  expect_error("slurm", "SLURM_LOCALID=1 is not below SLURM_NTASKS=1", quick);
+}
+
 TEST_F(Launcher, MpiDefaultsThePortRequiresTheAddressAndSetsRankAndWorldSize) {
   set("OMPI_COMM_WORLD_LOCAL_RANK", "0");
   set("OMPI_COMM_WORLD_SIZE", "1");
