@@ -31,6 +31,22 @@ using core::kind_name;
 
 namespace {
 template <class T> T* typed(const core::Buf& b) { return static_cast<T*>(b.data); }
+
+// The gloo tag of collective `sequence`: its low 16 bits under a 15-bit hash of the call (kind,
+// dtype, count, root, op). Ranks that disagree on the call post different slots, so they time out
+// instead of exchanging mismatched bytes (which aborts gloo's transport) or reducing garbage.
+std::uint32_t call_tag(const Fingerprint& f, std::uint32_t sequence) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the fields
+  for (const std::uint64_t v :
+       {std::uint64_t{f.kind}, std::uint64_t{f.dtype}, f.count, static_cast<std::uint64_t>(f.root),
+        static_cast<std::uint64_t>(f.op)}) {
+    h = (h ^ v) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  return (static_cast<std::uint32_t>(h) & 0x7FFFu) << 16 | (sequence & 0xFFFFu);
+}
+// The tag of DIST_DEBUG's fingerprint exchange: the top bit set, so no call's tag is one.
+std::uint32_t check_tag(std::uint32_t sequence) { return 0x80000000u | (sequence & 0x7FFFFFFFu); }
 }  // namespace
 
 GlooBackend::GlooBackend(GlooGroupSpec spec)
@@ -50,25 +66,26 @@ GlooBackend::~GlooBackend() {
   if (context_) errors_->record_leaving();  // before the connections close
 }
 
-void GlooBackend::check_same_call(const Fingerprint& mine, std::uint32_t tag) {
+void GlooBackend::check_same_call(const Fingerprint& mine, std::uint32_t sequence) {
   std::vector<Fingerprint> all(static_cast<std::size_t>(size()));
   ::gloo::AllgatherOptions opts(context_);
   opts.setInput(reinterpret_cast<char*>(const_cast<Fingerprint*>(&mine)), sizeof(Fingerprint));
   opts.setOutput(reinterpret_cast<char*>(all.data()), all.size() * sizeof(Fingerprint));
-  opts.setTag(tag);
+  opts.setTag(check_tag(sequence));
   opts.setTimeout(spec_.timeout);
   ::gloo::allgather(opts);
-  check_fingerprints(all, spec_.global_ranks,
-                     "collective #" + std::to_string(tag) + " on the " + errors_->group_text());
+  check_fingerprints(
+      all, spec_.global_ranks,
+      "collective #" + std::to_string(sequence) + " on the " + errors_->group_text());
 }
 
 template <class F> Work GlooBackend::collective(const Fingerprint& call, F&& body) {
-  const std::uint32_t tag = ++sequence_;
+  const std::uint32_t sequence = ++sequence_;
   try {
-    if (check_calls_) check_same_call(call, tag);
-    body(tag);
+    if (check_calls_) check_same_call(call, sequence);
+    body(call_tag(call, sequence));
   } catch (...) {
-    errors_->rethrow_current(std::string(kind_name(call)) + " #" + std::to_string(tag), -1,
+    errors_->rethrow_current(std::string(kind_name(call)) + " #" + std::to_string(sequence), -1,
                              context_.get());
   }
   return core::completed_work();

@@ -63,12 +63,13 @@ class GlooBackend final : public core::BackendImpl {
                     std::span<const std::size_t> counts) override;
 
  private:
-  // Runs one collective: assigns its sequence number (also its gloo tag), checks that every rank
+  // Runs one collective: assigns its sequence number (in its gloo tag), checks that every rank
   // makes the same call (DIST_DEBUG=detail) and maps gloo's errors.
   template <class F> Work collective(const core::Fingerprint& call, F&& body);
-  void check_same_call(const core::Fingerprint& mine, std::uint32_t tag);
+  void check_same_call(const core::Fingerprint& mine, std::uint32_t sequence);
   std::uint64_t next_p2p_slot(std::map<std::pair<int, int>, std::uint32_t>& counters, int peer,
                               int tag);
+  Work p2p(core::Buf data, int peer_in_group, int tag, bool is_send);
 
   GlooGroupSpec spec_;
   std::shared_ptr<::gloo::Context> context_;

@@ -107,6 +107,10 @@ void ErrorMapper::throw_timeout(const std::string& where, const std::string& ope
                                 const std::string& gloo_message) const {
   auto absent = core::name_absentees(store_.get(), prefix_ + "/" + operation, global_ranks_, me_,
                                      timeout_, peer);
+  if (peer < 0 && absent.ranks.empty() && store_)  // all arrived: they disagree on the call
+    absent.phrase =
+        "every member reached it, so the ranks disagree on the call (kind, count, "
+        "dtype, root or op); DIST_DEBUG=detail reports the difference as a DesyncError";
   throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) +
                          " ms: " + absent.phrase + " (gloo: " + gloo_message + ")",
                      std::move(absent.ranks));

@@ -1,6 +1,6 @@
-// MpiBackend's collectives and groups: each collective posts MPI's non-blocking call and returns
-// its Work. MPI forbids overlapping send and receive buffers, so an input that overlaps the
-// output is copied aside first (or passed as MPI_IN_PLACE where it is exactly this rank's part).
+// MpiBackend's collectives and groups: each collective stages the caller's buffers in scratch its
+// Work owns, posts MPI's non-blocking call on the scratch and copies the output back on completion,
+// so a timed-out operation that MPI finishes later writes only into memory dist still owns.
 #include "real/mpi/backend.hpp"
 
 #include <algorithm>
@@ -17,24 +17,42 @@ using core::fingerprint;
 
 namespace {
 
-const std::byte* bytes_of(const core::Buf& b) { return static_cast<const std::byte*>(b.data); }
+// A collective's scratch: `head` bytes of its own (16-aligned) then the caller's input, copied in,
+// then room for its output. Staged regions never overlap, whatever the caller's buffers do.
+struct Staged {
+  std::vector<std::byte> scratch;
+  std::byte* head = nullptr;
+  std::byte* in = nullptr;
+  std::byte* out = nullptr;
+};
 
-bool overlaps(const core::Buf& a, const core::Buf& b) {
-  return a.bytes() > 0 && b.bytes() > 0 && bytes_of(a) < bytes_of(b) + b.bytes() &&
-         bytes_of(b) < bytes_of(a) + a.bytes();
+Staged stage(const core::Buf* input, const core::Buf* output, std::size_t head = 0) {
+  head = (head + 15) / 16 * 16;
+  const std::size_t in_bytes = input ? input->bytes() : 0;
+  const std::size_t out_bytes = output ? output->bytes() : 0;
+  Staged s;
+  s.scratch.resize(head + in_bytes + out_bytes);
+  s.head = s.scratch.data();
+  s.in = s.head + head;
+  s.out = s.in + in_bytes;
+  if (in_bytes > 0) std::memcpy(s.in, input->data, in_bytes);
+  return s;
 }
 
-// The input to hand MPI: `input` itself, or a copy in `scratch` when it overlaps `output`.
-const void* apart_from(const core::Buf& input, const core::Buf& output, std::vector<std::byte>& scratch) {
-  if (!overlaps(input, output)) return input.data;
-  scratch.assign(bytes_of(input), bytes_of(input) + input.bytes());
-  return scratch.data();
+// Copies the staged output at `from` to the caller's `to` once MPI completed, then runs `then`.
+Finish copy_out(core::Buf to, const std::byte* from, Finish then = {}) {
+  return [to, from, then = std::move(then)](const MPI_Status& status) {
+    if (to.bytes() > 0) std::memcpy(to.data, from, to.bytes());
+    if (then) then(status);
+  };
 }
 
-// Whether `input` is exactly part `index` of `output` (parts of input.bytes() each).
-bool is_part(const core::Buf& input, const core::Buf& output, int index) {
-  return input.bytes() > 0 &&
-         bytes_of(input) == bytes_of(output) + static_cast<std::size_t>(index) * input.bytes();
+// A mean's division of the caller's `data` over `world` ranks (nothing for other ops).
+Finish mean_of(core::Buf data, ReduceOp op, int world) {
+  if (op != ReduceOp::mean) return {};
+  return [data, world](const MPI_Status&) {
+    core::finish_mean(data.data, data.count, data.dtype, world);
+  };
 }
 
 }  // namespace
@@ -82,7 +100,7 @@ void MpiBackend::check_same_call(const Fingerprint& mine, const std::string& ope
 }
 
 template <class Post>
-Work MpiBackend::collective(const Fingerprint& call, Post&& post, std::function<void()> finish,
+Work MpiBackend::collective(const Fingerprint& call, Post&& post, Finish finish,
                             std::vector<std::byte> scratch) {
   MpiOperation operation{.kind = core::kind_name(call),
                          .sequence = ++sequence_,
@@ -102,130 +120,129 @@ Work MpiBackend::collective(const Fingerprint& call, Post&& post, std::function<
 }
 
 Work MpiBackend::all_reduce(core::Buf data, ReduceOp op) {
-  const auto call = fingerprint("all_reduce", data.dtype, data.count, -1, op);
   const int n = mpi_count(data.count, "all_reduce");
-  std::function<void()> finish;
-  if (op == ReduceOp::mean)
-    finish = [data, world = size()] {
-      core::finish_mean(data.data, data.count, data.dtype, world);
-    };
-  return collective(call, [&](MPI_Request* r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, data.data, n, mpi_datatype(data.dtype), mpi_op(data.dtype, op),
+  Staged s = stage(&data, nullptr);
+  std::byte* buf = s.in;
+  return collective(
+      fingerprint("all_reduce", data.dtype, data.count, -1, op),
+      [&](MPI_Request* r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpi_datatype(data.dtype), mpi_op(data.dtype, op),
                           comm_->handle(), r);
-  }, std::move(finish));
+      },
+      copy_out(data, buf, mean_of(data, op, size())), std::move(s.scratch));
 }
 
 Work MpiBackend::broadcast(core::Buf data, int root) {
   const int n = mpi_count(data.count, "broadcast");
-  return collective(fingerprint("broadcast", data.dtype, data.count, root), [&](MPI_Request* r) {
-    return MPI_Ibcast(data.data, n, mpi_datatype(data.dtype), root, comm_->handle(), r);
-  });
+  const bool at_root = rank() == root;
+  Staged s = at_root ? stage(&data, nullptr) : stage(nullptr, &data);
+  std::byte* buf = at_root ? s.in : s.out;
+  return collective(
+      fingerprint("broadcast", data.dtype, data.count, root),
+      [&](MPI_Request* r) {
+    return MPI_Ibcast(buf, n, mpi_datatype(data.dtype), root, comm_->handle(), r);
+      },
+      at_root ? Finish{} : copy_out(data, buf), std::move(s.scratch));
 }
 
 Work MpiBackend::reduce(core::Buf data, ReduceOp op, int root) {
   const int n = mpi_count(data.count, "reduce");
   const bool at_root = rank() == root;
-  std::function<void()> finish;
-  if (op == ReduceOp::mean && at_root)
-    finish = [data, world = size()] {
-      core::finish_mean(data.data, data.count, data.dtype, world);
-    };
-  return collective(fingerprint("reduce", data.dtype, data.count, root, op), [&](MPI_Request* r) {
-    return MPI_Ireduce(at_root ? MPI_IN_PLACE : data.data, at_root ? data.data : nullptr, n,
+  Staged s = stage(&data, nullptr);
+  std::byte* buf = s.in;
+  return collective(
+      fingerprint("reduce", data.dtype, data.count, root, op),
+      [&](MPI_Request* r) {
+    return MPI_Ireduce(at_root ? MPI_IN_PLACE : buf, at_root ? buf : nullptr, n,
                        mpi_datatype(data.dtype), mpi_op(data.dtype, op), root, comm_->handle(), r);
-  }, std::move(finish));
+      },
+      at_root ? copy_out(data, buf, mean_of(data, op, size())) : Finish{}, std::move(s.scratch));
 }
 
 Work MpiBackend::all_gather(core::Buf input, core::Buf output) {
   const int n = mpi_count(input.count, "all_gather");
   const MPI_Datatype type = mpi_datatype(input.dtype);
-  std::vector<std::byte> scratch;
-  const void* send = is_part(input, output, rank()) ? MPI_IN_PLACE : apart_from(input, output, scratch);
-  return collective(fingerprint("all_gather", input.dtype, input.count), [&](MPI_Request* r) {
-    return MPI_Iallgather(send, n, type, output.data, n, type, comm_->handle(), r);
-  }, {}, std::move(scratch));
+  Staged s = stage(&input, &output);
+  return collective(
+      fingerprint("all_gather", input.dtype, input.count),
+      [&](MPI_Request* r) {
+    return MPI_Iallgather(s.in, n, type, s.out, n, type, comm_->handle(), r);
+      },
+      copy_out(output, s.out), std::move(s.scratch));
 }
 
 Work MpiBackend::all_gather_v(core::Buf input, core::Buf output, std::span<const std::size_t> counts) {
-  std::vector<int> sizes;
-  std::vector<int> offsets;
+  // MPI reads the count and offset arrays until completion: they are staged too, ahead of the data.
+  Staged s = stage(&input, &output, 2 * counts.size() * sizeof(int));
+  auto* sizes = reinterpret_cast<int*>(s.head);
+  int* offsets = sizes + counts.size();
   std::size_t offset = 0;
-  for (const std::size_t c : counts) {
-    sizes.push_back(mpi_count(c, "all_gather_v"));
-    offsets.push_back(mpi_count(offset, "all_gather_v"));
-    offset += c;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    sizes[i] = mpi_count(counts[i], "all_gather_v");
+    offsets[i] = mpi_count(offset, "all_gather_v");
+    offset += counts[i];
   }
   const MPI_Datatype type = mpi_datatype(input.dtype);
-  std::vector<std::byte> scratch;
-  const void* send = apart_from(input, output, scratch);
-  // MPI reads the count and offset arrays until completion: they travel in the scratch too.
-  const std::size_t head = scratch.size();
-  scratch.resize(head + 2 * sizes.size() * sizeof(int));
-  auto* arrays = reinterpret_cast<int*>(scratch.data() + head);
-  if (!sizes.empty()) {
-    std::memcpy(arrays, sizes.data(), sizes.size() * sizeof(int));
-    std::memcpy(arrays + sizes.size(), offsets.data(), offsets.size() * sizeof(int));
-  }
-  if (head > 0) send = scratch.data();  // resize may have moved the copy
-  const int mine = sizes.empty() ? 0 : sizes[static_cast<std::size_t>(rank())];
-  return collective(fingerprint("all_gather_v", input.dtype, output.count), [&](MPI_Request* r) {
-    return MPI_Iallgatherv(send, mine, type, output.data, arrays, arrays + sizes.size(), type,
-                           comm_->handle(), r);
-  }, {}, std::move(scratch));
+  const int mine = counts.empty() ? 0 : sizes[rank()];
+  return collective(
+      fingerprint("all_gather_v", input.dtype, output.count),
+      [&](MPI_Request* r) {
+    return MPI_Iallgatherv(s.in, mine, type, s.out, sizes, offsets, type, comm_->handle(), r);
+      },
+      copy_out(output, s.out), std::move(s.scratch));
 }
 
 Work MpiBackend::gather(core::Buf input, core::Buf output, int root) {
   const int n = mpi_count(input.count, "gather");
   const MPI_Datatype type = mpi_datatype(input.dtype);
   const bool at_root = rank() == root;
-  std::vector<std::byte> scratch;
-  const void* send = input.data;
-  if (at_root) send = is_part(input, output, root) ? MPI_IN_PLACE : apart_from(input, output, scratch);
-  return collective(fingerprint("gather", input.dtype, input.count, root), [&](MPI_Request* r) {
-    return MPI_Igather(send, n, type, at_root ? output.data : nullptr, n, type, root,
-                       comm_->handle(), r);
-  }, {}, std::move(scratch));
+  Staged s = stage(&input, at_root ? &output : nullptr);
+  return collective(
+      fingerprint("gather", input.dtype, input.count, root),
+      [&](MPI_Request* r) {
+    return MPI_Igather(s.in, n, type, at_root ? s.out : nullptr, n, type, root, comm_->handle(), r);
+      },
+      at_root ? copy_out(output, s.out) : Finish{}, std::move(s.scratch));
 }
 
 Work MpiBackend::scatter(core::Buf input, core::Buf output, int root) {
   const int n = mpi_count(output.count, "scatter");
   const MPI_Datatype type = mpi_datatype(output.dtype);
   const bool at_root = rank() == root;
-  std::vector<std::byte> scratch;
-  const void* send = at_root ? input.data : nullptr;
-  void* receive = output.data;
-  if (at_root && is_part(output, input, root)) receive = MPI_IN_PLACE;
-  else if (at_root) send = apart_from(input, output, scratch);
-  return collective(fingerprint("scatter", output.dtype, output.count, root), [&](MPI_Request* r) {
-    return MPI_Iscatter(send, n, type, receive, n, type, root, comm_->handle(), r);
-  }, {}, std::move(scratch));
+  Staged s = stage(at_root ? &input : nullptr, &output);
+  return collective(
+      fingerprint("scatter", output.dtype, output.count, root),
+      [&](MPI_Request* r) {
+    return MPI_Iscatter(at_root ? s.in : nullptr, n, type, s.out, n, type, root, comm_->handle(),
+                        r);
+      },
+      copy_out(output, s.out), std::move(s.scratch));
 }
 
 Work MpiBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
   const int n = mpi_count(output.count, "reduce_scatter");
   (void)mpi_count(input.count, "reduce_scatter");
-  std::vector<std::byte> scratch;
-  const void* send = apart_from(input, output, scratch);
-  std::function<void()> finish;
-  if (op == ReduceOp::mean)
-    finish = [output, world = size()] {
-      core::finish_mean(output.data, output.count, output.dtype, world);
-    };
-  return collective(fingerprint("reduce_scatter", output.dtype, output.count, -1, op), [&](MPI_Request* r) {
-    return MPI_Ireduce_scatter_block(send, output.data, n, mpi_datatype(output.dtype),
+  Staged s = stage(&input, &output);
+  return collective(
+      fingerprint("reduce_scatter", output.dtype, output.count, -1, op),
+      [&](MPI_Request* r) {
+    return MPI_Ireduce_scatter_block(s.in, s.out, n, mpi_datatype(output.dtype),
                                      mpi_op(output.dtype, op), comm_->handle(), r);
-  }, std::move(finish), std::move(scratch));
+      },
+      copy_out(output, s.out, mean_of(output, op, size())), std::move(s.scratch));
 }
 
 Work MpiBackend::all_to_all(core::Buf input, core::Buf output) {
   const int n = mpi_count(input.count / static_cast<std::size_t>(size()), "all_to_all");
   (void)mpi_count(input.count, "all_to_all");
   const MPI_Datatype type = mpi_datatype(input.dtype);
-  std::vector<std::byte> scratch;
-  const void* send = apart_from(input, output, scratch);
-  return collective(fingerprint("all_to_all", input.dtype, input.count), [&](MPI_Request* r) {
-    return MPI_Ialltoall(send, n, type, output.data, n, type, comm_->handle(), r);
-  }, {}, std::move(scratch));
+  Staged s = stage(&input, &output);
+  return collective(
+      fingerprint("all_to_all", input.dtype, input.count),
+      [&](MPI_Request* r) {
+    return MPI_Ialltoall(s.in, n, type, s.out, n, type, comm_->handle(), r);
+      },
+      copy_out(output, s.out), std::move(s.scratch));
 }
 
 Work MpiBackend::barrier() {

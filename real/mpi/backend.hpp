@@ -45,7 +45,7 @@ class MpiBackend final : public core::BackendImpl {
   // same call; then `post(request)` issues the MPI call under the lock. `finish` runs on
   // completion (with `scratch` kept alive until then).
   template <class Post>
-  Work collective(const core::Fingerprint& call, Post&& post, std::function<void()> finish = {},
+  Work collective(const core::Fingerprint& call, Post&& post, Finish finish = {},
                   std::vector<std::byte> scratch = {});
   void check_same_call(const core::Fingerprint& mine, const std::string& operation,
                        Clock::time_point deadline);

@@ -92,15 +92,24 @@ void ensure_mpi() {
   std::atexit(finalize_at_exit);
 }
 
-bool poll_until(MPI_Request& request, Clock::time_point deadline) {
+bool test_once(MPI_Request& request, MPI_Status* status) {
+  int done = 0;
+  auto lock = mpi_lock();
+  const int code = MPI_Test(&request, &done, status);
+  if (code == MPI_SUCCESS) return done != 0;
+  int error_class = 0;
+  MPI_Error_class(code, &error_class);
+  if (status == MPI_STATUS_IGNORE || error_class != MPI_ERR_TRUNCATE)
+    throw_mpi_error(code, "MPI_Test");
+  status->MPI_ERROR = MPI_ERR_TRUNCATE;  // MPI completed (and freed) the request
+  request = MPI_REQUEST_NULL;
+  return true;
+}
+
+bool poll_until(MPI_Request& request, Clock::time_point deadline, MPI_Status* status) {
   const auto start = Clock::now();
   for (;;) {
-    int done = 0;
-    {
-      auto lock = mpi_lock();
-      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    }
-    if (done) return true;
+    if (test_once(request, status)) return true;
     const auto now = Clock::now();
     if (now >= deadline) return false;
     if (now - start < spin_period) continue;  // a small operation is done within microseconds

@@ -34,7 +34,12 @@ inline void check_mpi(int code, const std::string& where) {
 // completed (the request is then MPI_REQUEST_NULL). MPI progresses non-blocking collectives only
 // inside its calls, so it polls without pause for 50 µs, then yielding the CPU between polls up to
 // 200 ms, then every 200 µs.
-bool poll_until(MPI_Request& request, Clock::time_point deadline);
+// With `status`, a receive that overflowed its buffer completes too, with status->MPI_ERROR set to
+// MPI_ERR_TRUNCATE (p2p names the sizes); any other MPI error throws.
+bool poll_until(MPI_Request& request, Clock::time_point deadline,
+                MPI_Status* status = MPI_STATUS_IGNORE);
+// One MPI_Test of `request` (under the lock), with poll_until's handling of `status`.
+bool test_once(MPI_Request& request, MPI_Status* status = MPI_STATUS_IGNORE);
 
 // Hands over a request that was given up (a timeout, a Work dropped before completion), with the
 // scratch memory MPI may still write (freed once the request completes). At exit dist waits up to

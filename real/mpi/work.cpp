@@ -21,7 +21,7 @@ MpiWork::~MpiWork() {
 
 void MpiWork::complete() {
   try {
-    if (operation_.finish) operation_.finish();
+    if (operation_.finish) operation_.finish(status_);
   } catch (...) {
     error_ = std::current_exception();
   }
@@ -34,7 +34,8 @@ void MpiWork::wait() {
   if (!done_) {
     try {
       const auto deadline = operation_.deadline.value_or(Clock::now() + comm_->spec().timeout);
-      if (!poll_until(request_, deadline)) comm_->timed_out(operation_.name(), operation_.peer);
+      if (!poll_until(request_, deadline, &status_))
+        comm_->timed_out(operation_.name(), operation_.peer);
       complete();
     } catch (...) {
       // A timeout or an MPI error leaves the request pending: give it up, with its scratch.
@@ -50,18 +51,16 @@ void MpiWork::wait() {
 bool MpiWork::is_completed() {
   std::lock_guard lock(mutex_);
   if (done_) return true;
-  int finished = 0;
+  bool finished = false;
   try {
-    auto mpi = mpi_lock();
-    if (const int code = MPI_Test(&request_, &finished, MPI_STATUS_IGNORE); code != MPI_SUCCESS)
-      throw_mpi_error(code, comm_->where(operation_.name()));
+    finished = test_once(request_, &status_);
   } catch (...) {
     error_ = std::current_exception();
     done_ = true;
     return true;
   }
   if (finished) complete();
-  return finished != 0;
+  return finished;
 }
 
 }  // namespace dist::real

@@ -21,6 +21,9 @@
 
 namespace dist::real {
 
+// A step run on the waiting thread after the request completed (status: a receive's size).
+using Finish = std::function<void(const MPI_Status&)>;
+
 // What a Work needs to finish an operation and, on an error, to name it (the name is built only
 // then: the common path makes no strings).
 struct MpiOperation {
@@ -29,7 +32,7 @@ struct MpiOperation {
   int peer = -1;                              // the world rank a p2p operation talks to
   int tag = 0;                                // a p2p operation's tag
   std::optional<Clock::time_point> deadline;  // none: the group's timeout from wait()
-  std::function<void()> finish;               // after completion, on the waiting thread
+  Finish finish;                              // after completion, on the waiting thread
   std::vector<std::byte> scratch;             // memory MPI uses until completion
 
   // "all_reduce #3", "send to rank 1 (tag 0)"
@@ -51,6 +54,7 @@ class MpiWork final : public detail::WorkState {
   MPI_Request request_;
   MpiOperation operation_;
   std::mutex mutex_;
+  MPI_Status status_{};  // of the completed request (a receive's size)
   bool done_ = false;
   std::exception_ptr error_;
 };

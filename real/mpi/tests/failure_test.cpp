@@ -1,11 +1,16 @@
 // The mpi backend's failure paths (run with a 3 s timeout, mpirun -n 3): a rank that arrives
 // late is named in the TimeoutError of the others, who leave the group unusable rather than
-// reuse it; the late rank's own call completes when it arrives, as MPI matches it then. Then
+// reuse it; the late rank's own call completes when it arrives, as MPI matches it then, and
+// never into the others' buffers, which they may have freed by then. Then
 // the world is destroyed and joined again on the same MPI.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +52,36 @@ TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
     }
   }
   dist::barrier();  // the world group is unaffected
+}
+
+// The same late rank, with the others' buffer on a page of its own that they make inaccessible
+// once all_reduce has thrown: when the late rank arrives and MPI completes the given-up
+// operation, it must write into dist's memory, not the caller's (else this process segfaults).
+TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
+  const int world = dist::get_world_size();
+  if (world < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<int> everyone(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) everyone[static_cast<std::size_t>(r)] = r;
+  const dist::Group group = dist::new_group(everyone);
+  const int late = world - 1;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* memory = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  std::span<std::int64_t> v(static_cast<std::int64_t*>(memory), 4);
+  std::fill(v.begin(), v.end(), 1);
+  if (dist::get_rank() == late) {
+    std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
+    dist::all_reduce(v, dist::ReduceOp::sum, group);
+    EXPECT_EQ(v[0], world);
+  } else {
+    EXPECT_THROW(dist::all_reduce(v, dist::ReduceOp::sum, group), dist::TimeoutError);
+    ASSERT_EQ(::mprotect(memory, page, PROT_NONE), 0);  // a late write now crashes this rank
+  }
+  dist::barrier();  // polls MPI until the late rank's all_reduce, and so the given-up one,
+                    // completed
+  std::this_thread::sleep_for(200ms);
+  dist::barrier();
+  ::munmap(memory, page);
 }
 
 }  // namespace
