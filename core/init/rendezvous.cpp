@@ -93,6 +93,9 @@ std::shared_ptr<Store> make_tcp_store(const std::string& host, std::uint16_t por
   options.port = port;
   options.is_server = rank == 0;
   options.timeout = timeout;
+  options.rank = rank;  // the store refuses a second process claiming the same rank
+  // distrun's per-job secret: the store then refuses clients without it (see README, Security).
+  options.secret = get_env("DIST_STORE_SECRET").value_or("");
   return std::make_shared<TcpStore>(options);
 }
 

@@ -16,6 +16,9 @@ namespace dist::core {
 struct RollCall {
   std::vector<int> absent;  // the members (world ranks) that did not answer, in group order
   bool complete = true;     // false: the store failed (its host may be gone), `absent` is partial
+  // The store's host (another process) did not answer within the window: it is frozen or hung,
+  // and `absent` names it alone, since the others could not be heard.
+  bool host_unresponsive = false;
 };
 
 // How long the real backends wait for answers after a failed collective: 3 s, or the group's
@@ -25,7 +28,9 @@ DIST_API std::chrono::milliseconds roll_call_window(std::chrono::milliseconds ti
 // Answers the roll call `key` (one key per failed collective: the group's store prefix and the
 // collective's sequence number) as world rank `me`, then waits up to `window` for the other
 // `members` (world ranks) to answer; returns early once all have. A member that reaches the
-// collective more than `window` after this one times out is counted absent too.
+// collective more than `window` after this one times out is counted absent too. Each poll is a
+// bounded number of store requests whatever the group's size, so it ends within about two
+// windows.
 DIST_API RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members,
                             int me, std::chrono::milliseconds window);
 

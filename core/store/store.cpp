@@ -39,6 +39,36 @@ std::int64_t Store::add(const std::string& key, std::int64_t delta) { return do_
 
 bool Store::check(const std::vector<std::string>& keys) { return keys.empty() || do_check(keys); }
 
+void Store::set(const std::string& key, const Bytes& value, std::chrono::milliseconds timeout) {
+  check_timeout(timeout, "set");
+  do_set_within(key, value, timeout);
+}
+
+std::vector<std::string> Store::missing(const std::vector<std::string>& keys,
+                                        std::chrono::milliseconds timeout) {
+  check_timeout(timeout, "missing");
+  if (keys.empty()) return {};
+  return do_missing(keys, timeout);
+}
+
+void Store::do_set_within(const std::string& key, const Bytes& value, std::chrono::milliseconds) {
+  do_set(key, value);
+}
+
+std::vector<std::string> Store::do_missing(const std::vector<std::string>& keys,
+                                           std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i % 1024 == 1023 && std::chrono::steady_clock::now() > deadline)
+      throw TimeoutError("store missing: checked " + std::to_string(i) + " of " +
+                         std::to_string(keys.size()) + " keys within " +
+                         std::to_string(timeout.count()) + " ms");
+    if (!do_check({keys[i]})) out.push_back(keys[i]);
+  }
+  return out;
+}
+
 PrefixStore::PrefixStore(std::string prefix, std::shared_ptr<Store> base)
     : prefix_(std::move(prefix)), base_(std::move(base)) {
   if (!base_) throw InvalidArgument("PrefixStore: the base store is null");
@@ -70,6 +100,18 @@ std::int64_t PrefixStore::do_add(const std::string& key, std::int64_t delta) {
 
 bool PrefixStore::do_check(const std::vector<std::string>& keys) {
   return base_->check(keys_of(keys));
+}
+
+void PrefixStore::do_set_within(const std::string& key, const Bytes& value,
+                                std::chrono::milliseconds timeout) {
+  base_->set(key_of(key), value, timeout);
+}
+
+std::vector<std::string> PrefixStore::do_missing(const std::vector<std::string>& keys,
+                                                 std::chrono::milliseconds timeout) {
+  auto out = base_->missing(keys_of(keys), timeout);
+  for (auto& k : out) k.erase(0, prefix_.size() + 1);
+  return out;
 }
 
 namespace store_detail {

@@ -40,6 +40,13 @@ class DIST_API Store {
   std::int64_t add(const std::string& key, std::int64_t delta);
   // Whether every key is set, without waiting for them.
   bool check(const std::vector<std::string>& keys);
+  // Sets `key`, giving a store served by another process at most `timeout` to answer
+  // (TimeoutError past it): for failure paths that must not wait the store's whole timeout.
+  void set(const std::string& key, const Bytes& value, std::chrono::milliseconds timeout);
+  // The keys of `keys` that are not set, in order, in a bounded number of requests however many
+  // keys there are; TimeoutError when the store does not answer within `timeout`.
+  std::vector<std::string> missing(const std::vector<std::string>& keys,
+                                   std::chrono::milliseconds timeout);
 
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
@@ -56,6 +63,11 @@ class DIST_API Store {
   virtual void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
   virtual std::int64_t do_add(const std::string& key, std::int64_t delta) = 0;
   virtual bool do_check(const std::vector<std::string>& keys) = 0;
+  // Defaults: do_set (stores in this process answer at once) and one check per key.
+  virtual void do_set_within(const std::string& key, const Bytes& value,
+                             std::chrono::milliseconds timeout);
+  virtual std::vector<std::string> do_missing(const std::vector<std::string>& keys,
+                                              std::chrono::milliseconds timeout);
 
  private:
   std::chrono::milliseconds timeout_ = default_timeout;
@@ -76,6 +88,10 @@ class DIST_API PrefixStore final : public Store {
   void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   std::int64_t do_add(const std::string& key, std::int64_t delta) override;
   bool do_check(const std::vector<std::string>& keys) override;
+  void do_set_within(const std::string& key, const Bytes& value,
+                     std::chrono::milliseconds timeout) override;
+  std::vector<std::string> do_missing(const std::vector<std::string>& keys,
+                                      std::chrono::milliseconds timeout) override;
 
  private:
   std::string key_of(const std::string& key) const { return prefix_ + "/" + key; }

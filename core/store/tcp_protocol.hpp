@@ -3,6 +3,7 @@
 // Pure encoding/decoding, shared by the server and the client, with bounds checks throughout.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -14,9 +15,24 @@
 namespace dist::core::tcp_store {
 
 inline constexpr std::size_t default_max_message = std::size_t{64} << 20;  // 64 MiB
+inline constexpr std::size_t default_max_value = std::size_t{16} << 20;    // 16 MiB
+inline constexpr std::size_t default_max_total = std::size_t{512} << 20;   // 512 MiB
+inline constexpr std::chrono::milliseconds default_idle_timeout{10'000};
+// The cap on a connection's messages until its hello is accepted.
+inline constexpr std::size_t max_hello = 4096;
 inline constexpr std::size_t header_size = 4;
 
-enum class Command : std::uint8_t { set = 1, get = 2, add = 3, check = 4, wait = 5 };
+// A connection's first request is `hello` (rank or -1, whether this is its first connection, the
+// job's secret); `missing` answers which of its keys are unset.
+enum class Command : std::uint8_t {
+  set = 1,
+  get = 2,
+  add = 3,
+  check = 4,
+  wait = 5,
+  missing = 6,
+  hello = 7
+};
 enum class Status : std::uint8_t { ok = 0, missing = 1, timeout = 2, error = 3 };
 
 // A payload that does not parse (truncated field, unknown command, trailing bytes).

@@ -70,6 +70,7 @@ struct TcpStore::Client {
         ec = try_connect(entry.endpoint(), deadline);
         if (!ec) {
           socket.set_option(tcp::no_delay(true), ec);
+          hello(deadline);
           connected = was_connected = true;
           return;
         }
@@ -88,9 +89,19 @@ struct TcpStore::Client {
   // Sends one request frame and returns the reply's payload.
   Bytes exchange(const Bytes& frame, Clock::time_point deadline, const std::string& what) {
     std::lock_guard lock(mutex);
+    // A store that let a request pass its deadline (its host frozen) gets a short budget until
+    // it answers again, so failure and exit paths do not each wait a whole timeout.
+    if (unresponsive) deadline = std::min(deadline, Clock::now() + reconnect_budget);
     if (!connected)
       connect(was_connected ? std::min(deadline, Clock::now() + reconnect_budget)
                             : std::max(deadline, Clock::now() + options.timeout));
+    Bytes reply = roundtrip(frame, deadline, what);
+    unresponsive = false;
+    return reply;
+  }
+
+  // The request on the connected socket, without the lock or a connect.
+  Bytes roundtrip(const Bytes& frame, Clock::time_point deadline, const std::string& what) {
     std::error_code error;
     Bytes payload;
     char header[header_size] = {};
@@ -107,8 +118,10 @@ struct TcpStore::Client {
     });
     if (!run_until(deadline)) {
       connected = false;
+      unresponsive = true;
       throw TimeoutError("TcpStore: no reply from the store at " + where + " to " + what +
-                         " before the deadline");
+                         " before the deadline (the process hosting the store, rank " +
+                         std::to_string(options.server_rank) + ", is unresponsive)");
     }
     if (error) {
       std::error_code ignored;
@@ -116,10 +129,26 @@ struct TcpStore::Client {
       connected = false;
       throw BackendError("TcpStore: lost the connection to the store at " + where + " during " +
                              what + ": " + error.message() +
-                             " (the process hosting the store, rank 0, may have exited)",
+                             " (the process hosting the store, rank " +
+                             std::to_string(options.server_rank) + ", may have exited)",
                          error.value());
     }
     return payload;
+  }
+
+  // The connection's first request: who this is and the job's secret; a refusal is final.
+  void hello(Clock::time_point deadline) {
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(Command::hello))
+        .u32(static_cast<std::uint32_t>(options.rank))
+        .u8(was_connected ? 0 : 1)
+        .str(options.secret);
+    const Bytes reply = roundtrip(w.finish(max_hello), deadline, "hello");
+    Reader in(reply);
+    if (static_cast<Status>(in.u8()) == Status::ok) return;
+    std::error_code ignored;
+    socket.close(ignored);
+    throw BackendError("TcpStore: the store at " + where + " refused this client: " + in.str());
   }
 
   const TcpStoreOptions& options;
@@ -129,6 +158,7 @@ struct TcpStore::Client {
   std::mutex mutex;
   bool connected = false;
   bool was_connected = false;
+  bool unresponsive = false;
 };
 
 namespace {
@@ -151,8 +181,14 @@ Bytes frame_of(Writer& w, std::size_t max_message, const std::string& what) {
 }  // namespace
 
 TcpStore::TcpStore(TcpStoreOptions options) : options_(std::move(options)) {
+  if (options_.secret.size() > max_hello / 2)
+    throw InvalidArgument("TcpStore: the secret is " + std::to_string(options_.secret.size()) +
+                          " bytes; at most " + std::to_string(max_hello / 2) + " are allowed");
   if (options_.is_server) {
-    server_ = std::make_unique<TcpStoreServer>(options_.host, options_.port, options_.max_message);
+    server_ = std::make_unique<TcpStoreServer>(
+        options_.host, options_.port,
+        TcpStoreServerOptions{options_.max_message, options_.max_value, options_.max_total,
+                              options_.idle_timeout, options_.secret});
     options_.port = server_->port();
   }
   set_timeout(options_.timeout);
@@ -164,10 +200,20 @@ TcpStore::TcpStore(TcpStoreOptions options) : options_(std::move(options)) {
 TcpStore::~TcpStore() = default;
 
 void TcpStore::do_set(const std::string& key, const Bytes& value) {
+  do_set_within(key, value, timeout());
+}
+
+void TcpStore::do_set_within(const std::string& key, const Bytes& value,
+                             std::chrono::milliseconds timeout) {
+  if (value.size() > options_.max_value)
+    throw InvalidArgument("TcpStore set('" + key + "'): a value of " +
+                          std::to_string(value.size()) + " bytes exceeds the store's limit of " +
+                          std::to_string(options_.max_value) +
+                          " bytes (TcpStoreOptions::max_value)");
   Writer w;
   w.u8(static_cast<std::uint8_t>(Command::set)).str(key).bytes(value);
   const Bytes frame = frame_of(w, options_.max_message, "set('" + key + "')");
-  const Bytes reply = client_->exchange(frame, Clock::now() + timeout(), "set('" + key + "')");
+  const Bytes reply = client_->exchange(frame, Clock::now() + timeout, "set('" + key + "')");
   Reader in(reply);
   if (const Status s = status_of(in); s != Status::ok) throw_reply(in, s, "set");
 }
@@ -214,6 +260,29 @@ bool TcpStore::do_check(const std::vector<std::string>& keys) {
   Reader in(reply);
   if (const Status s = status_of(in); s != Status::ok) throw_reply(in, s, "check");
   return in.u8() != 0;
+}
+
+std::vector<std::string> TcpStore::do_missing(const std::vector<std::string>& keys,
+                                              std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  const std::size_t budget = options_.max_message / 2;  // request bytes per batch
+  std::vector<std::string> out;
+  for (std::size_t begin = 0; begin < keys.size();) {
+    std::size_t end = begin, bytes = 0;
+    while (end < keys.size() && (end == begin || bytes + keys[end].size() + 4 <= budget))
+      bytes += keys[end++].size() + 4;
+    Writer w;
+    w.u8(static_cast<std::uint8_t>(Command::missing));
+    w.strings(std::vector<std::string>(keys.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       keys.begin() + static_cast<std::ptrdiff_t>(end)));
+    const Bytes reply =
+        client_->exchange(frame_of(w, options_.max_message, "missing"), deadline, "missing");
+    Reader in(reply);
+    if (const Status s = status_of(in); s != Status::ok) throw_reply(in, s, "missing");
+    for (auto& k : in.strings()) out.push_back(std::move(k));
+    begin = end;
+  }
+  return out;
 }
 
 }  // namespace dist::core

@@ -19,7 +19,18 @@ struct TcpStoreOptions {
   int server_rank = 0;         // the world rank whose process hosts the server
   // How long to keep trying to connect, and the default deadline of get and wait.
   std::chrono::milliseconds timeout = Store::default_timeout;
+  // Bytes of one request or reply (both sides), of one value, and of all keys and values together
+  // (the server's); how long the server lets a connection sit on a half-sent message or without
+  // its hello before dropping it.
   std::size_t max_message = tcp_store::default_max_message;
+  std::size_t max_value = tcp_store::default_max_value;
+  std::size_t max_total = tcp_store::default_max_total;
+  std::chrono::milliseconds idle_timeout = tcp_store::default_idle_timeout;
+  // The job's secret (distrun's DIST_STORE_SECRET): a server with one refuses clients without it.
+  std::string secret;
+  // The world rank this client speaks for (-1: none); the server refuses a second live
+  // connection claiming the same rank.
+  int rank = -1;
 };
 
 class TcpStore final : public Store {
@@ -45,6 +56,10 @@ class TcpStore final : public Store {
   void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
   std::int64_t do_add(const std::string& key, std::int64_t delta) override;
   bool do_check(const std::vector<std::string>& keys) override;
+  void do_set_within(const std::string& key, const Bytes& value,
+                     std::chrono::milliseconds timeout) override;
+  std::vector<std::string> do_missing(const std::vector<std::string>& keys,
+                                      std::chrono::milliseconds timeout) override;
 
  private:
   struct Client;

@@ -3,6 +3,7 @@
 // their timeout passes. A malformed or oversized message closes only that connection.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,12 +13,20 @@
 
 namespace dist::core {
 
+// What the server bounds and whom it serves (see TcpStoreOptions for each field).
+struct TcpStoreServerOptions {
+  std::size_t max_message = tcp_store::default_max_message;
+  std::size_t max_value = tcp_store::default_max_value;
+  std::size_t max_total = tcp_store::default_max_total;
+  std::chrono::milliseconds idle_timeout = tcp_store::default_idle_timeout;
+  std::string secret;  // empty: any client is served
+};
+
 class TcpStoreServer {
  public:
   // Listens on host:port (port 0: a free port, reported by port()). BackendError when the port is
   // already in use or the host does not resolve to a local address.
-  TcpStoreServer(const std::string& host, std::uint16_t port,
-                 std::size_t max_message = tcp_store::default_max_message);
+  TcpStoreServer(const std::string& host, std::uint16_t port, TcpStoreServerOptions options = {});
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;

@@ -1,11 +1,13 @@
-// rank_environment and free_port.
+// rank_environment, job_secret and free_port.
 #include "real/launch/environment.hpp"
 
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace dist::launch {
@@ -21,6 +23,22 @@ EnvVars rank_environment(const Options& options, int local_rank, int port) {
       {"MASTER_ADDR", options.master_addr},
       {"MASTER_PORT", std::to_string(port)},
   };
+}
+
+std::string job_secret(const Options& options) {
+  if (const char* given = std::getenv("DIST_STORE_SECRET"); given && *given) return given;
+  if (options.nnodes > 1) return "";
+  unsigned char random[16] = {};
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  if (!urandom.read(reinterpret_cast<char*>(random), sizeof random))
+    throw std::runtime_error("cannot read /dev/urandom for the job's store secret");
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string secret;
+  for (const unsigned char b : random) {
+    secret += hex[b >> 4];
+    secret += hex[b & 15];
+  }
+  return secret;
 }
 
 int free_port(const std::string& addr) {

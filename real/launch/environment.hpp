@@ -1,5 +1,5 @@
-// The torchrun-style environment distrun gives each local process, and a free TCP port for the
-// rendezvous when none is given.
+// The torchrun-style environment distrun gives each local process, the job's store secret, and a
+// free TCP port for the rendezvous when none is given.
 #pragma once
 
 #include <string>
@@ -15,6 +15,12 @@ using EnvVars = std::vector<std::pair<std::string, std::string>>;
 // RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT for local
 // process `local_rank` of this node, with the rendezvous at options.master_addr:`port`.
 EnvVars rank_environment(const Options& options, int local_rank, int port);
+
+// The job's store secret (DIST_STORE_SECRET) for the ranks' environment: the one distrun was
+// given, else (single node) 32 random hex digits from /dev/urandom; empty for a multi-node job
+// given none (each node's distrun would draw a different one). runtime_error when /dev/urandom
+// cannot be read.
+std::string job_secret(const Options& options);
 
 // A TCP port that was free on `addr` a moment ago (bound to port 0 and released); throws
 // std::runtime_error when `addr` cannot be bound.

@@ -29,11 +29,18 @@ void write_all(int fd, std::string_view text) {
 int launch(const Options& options) {
   const int signal_fd = install_signal_pipe();
   const int port = options.master_port ? *options.master_port : free_port(options.master_addr);
+  const std::string secret = job_secret(options);
+  if (secret.empty())
+    write_all(STDERR_FILENO,
+              "distrun: warning: DIST_STORE_SECRET is not set, so the ranks' store accepts any "
+              "client; export the same secret on every node (see README, Security)\n");
   std::vector<Child> children;
   std::vector<int> ranks;
   for (int local = 0; local < options.nproc; ++local) {
     try {
-      children.push_back(start_child(options.command, rank_environment(options, local, port)));
+      auto environment = rank_environment(options, local, port);
+      if (!secret.empty()) environment.emplace_back("DIST_STORE_SECRET", secret);
+      children.push_back(start_child(options.command, std::move(environment)));
     } catch (const std::exception& e) {
       for (auto& c : children) signal_child(c, SIGKILL);
       throw;

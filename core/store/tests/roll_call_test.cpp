@@ -82,8 +82,8 @@ class GoneStore final : public dist::core::Store {
   [[noreturn]] static void fail() { throw dist::BackendError("store: connection refused"); }
 };
 
-// A store that fails from its `fail_from`-th check on, as a TcpStore does when its host goes
-// during a roll call; until then it is an in-memory store.
+// A store that fails from its `fail_from`-th poll (missing) on, as a TcpStore does when its host
+// goes during a roll call; until then it is an in-memory store.
 class FailingLaterStore final : public dist::core::Store {
  public:
   explicit FailingLaterStore(int fail_from) : fail_from_(fail_from) {}
@@ -97,19 +97,21 @@ class FailingLaterStore final : public dist::core::Store {
     inner_.wait(k, t);
   }
   std::int64_t do_add(const std::string& k, std::int64_t d) override { return inner_.add(k, d); }
-  bool do_check(const std::vector<std::string>& k) override {
-    if (++checks_ >= fail_from_) throw dist::BackendError("store: connection reset");
-    return inner_.check(k);
+  bool do_check(const std::vector<std::string>& k) override { return inner_.check(k); }
+  std::vector<std::string> do_missing(const std::vector<std::string>& k,
+                                      std::chrono::milliseconds t) override {
+    if (++polls_ >= fail_from_) throw dist::BackendError("store: connection reset");
+    return inner_.missing(k, t);
   }
 
  private:
   dist::core::HashStore inner_;
   int fail_from_;
-  int checks_ = 0;
+  int polls_ = 0;
 };
 
 TEST(RollCall, AnswersSeenBeforeTheStoreFailsAreKept) {
-  FailingLaterStore store(3);  // the checks of members 1 and 2 succeed, member 3's fails
+  FailingLaterStore store(2);  // the first poll hears members 1 and 2, the second fails
   (void)roll_call(store, "g/all_gather #5", {1}, 1, 0ms);
   (void)roll_call(store, "g/all_gather #5", {2}, 2, 0ms);
   const RollCall c = roll_call(store, "g/all_gather #5", {0, 1, 2, 3}, 0, 10s);

@@ -1,9 +1,10 @@
 // The TCP store beyond the Store contract: many client threads, connect retries and timeouts,
 // the port-in-use error, and robustness: garbage, oversized or truncated messages sent to the
 // port close only that connection, and the server keeps serving everyone else.
-#include <gtest/gtest.h>
+#include "core/store/tcp_store.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -15,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/store/tcp_store.hpp"
+#include "core/store/tests/raw_socket.hpp"
 #include "dist/errors.hpp"
 #include "testing/ports.hpp"
 
@@ -27,6 +28,9 @@ using dist::core::TcpStore;
 using dist::core::TcpStoreOptions;
 using dist::core::to_bytes;
 using Clock = std::chrono::steady_clock;
+using store_test::frame;
+using store_test::hello;
+using store_test::RawSocket;
 using test_support::free_port;
 
 TcpStoreOptions options(bool server, std::uint16_t port, std::chrono::milliseconds timeout = 10s) {
@@ -36,45 +40,6 @@ TcpStoreOptions options(bool server, std::uint16_t port, std::chrono::millisecon
   o.is_server = server;
   o.timeout = timeout;
   return o;
-}
-
-// A raw connection for sending arbitrary bytes to the store's port.
-class RawSocket {
- public:
-  explicit RawSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
-  ~RawSocket() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  void send(const std::string& bytes) {
-    (void)!::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  }
-  // Whether the server closed the connection within `timeout` (reads until EOF or error).
-  bool closed_by_server(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (Clock::now() < deadline) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0) continue;
-      char buf[256];
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return true;
-    }
-    return false;
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
-
-std::string frame(std::uint32_t length, const std::string& payload) {
-  std::string out(4, '\0');
-  for (int i = 0; i < 4; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xFF);
-  return out + payload;
 }
 
 TEST(TcpStore, ServesManyClientThreads) {
@@ -202,7 +167,7 @@ void expect_rejected(TcpStore& server, TcpStore& existing, const std::string& by
   {
     RawSocket raw(server.port());
     ASSERT_TRUE(raw.connected());
-    raw.send(bytes);
+    raw.send(hello() + bytes);  // past the hello, so the request itself is what is refused
     if (!close_after_send) {
       EXPECT_TRUE(raw.closed_by_server(2s)) << "the server kept a connection that sent garbage";
       EXPECT_EQ(server.server()->rejected_connections(), before + 1);

@@ -1,9 +1,12 @@
 // distrun's option parsing, rank environment and line prefixing, as plain functions.
+#include "real/launch/options.hpp"
+
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "real/launch/environment.hpp"
 #include "real/launch/line_prefixer.hpp"
-#include "real/launch/options.hpp"
 
 namespace {
 
@@ -49,6 +52,21 @@ TEST(DistrunEnvironment, GlobalRanksOfANode) {
                                        {"LOCAL_WORLD_SIZE", "4"}, {"GROUP_RANK", "1"},
                                        {"MASTER_ADDR", "host0"}, {"MASTER_PORT", "1234"}};
   EXPECT_EQ(env, expected);
+}
+
+TEST(DistrunEnvironment, EachSingleNodeJobGetsItsOwnRandomSecret) {
+  ::unsetenv("DIST_STORE_SECRET");
+  Options o;
+  o.nproc = 2;
+  const std::string a = dist::launch::job_secret(o), b = dist::launch::job_secret(o);
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  EXPECT_NE(a, b);
+  o.nnodes = 2;  // every node's distrun would draw another: none unless given
+  EXPECT_EQ(dist::launch::job_secret(o), "");
+  ::setenv("DIST_STORE_SECRET", "given-on-every-node", 1);
+  EXPECT_EQ(dist::launch::job_secret(o), "given-on-every-node");
+  ::unsetenv("DIST_STORE_SECRET");
 }
 
 TEST(DistrunEnvironment, FreePortIsInRangeAndBadHostsAreReported) {

@@ -1,0 +1,194 @@
+// TcpStoreServer's answers: the hello (secret, rank claims), set/get/add/check/missing under the
+// per-value and total limits, and parked waits with their timeouts.
+#include <cstdint>
+
+#include "core/store/tcp_store_session.hpp"
+#include "dist/errors.hpp"
+
+namespace dist::core {
+
+using namespace tcp_store;
+using tcp_store_detail::max_wait_ms;
+using tcp_store_detail::Session;
+using tcp_store_detail::Waiter;
+
+namespace {
+Bytes status_only(Status s) { return Writer().u8(static_cast<std::uint8_t>(s)).finish(); }
+Bytes error_reply(const std::string& text) {
+  return Writer().u8(static_cast<std::uint8_t>(Status::error)).str(text).finish();
+}
+
+// Compares in time that depends on the lengths only, not on where the secrets differ.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned diff = a.size() == b.size() ? 0U : 1U;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i)
+    diff |= static_cast<unsigned char>(i < a.size() ? a[i] : 0) ^
+            static_cast<unsigned char>(i < b.size() ? b[i] : 0);
+  return diff == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> TcpStoreServer::Impl::missing(const std::vector<std::string>& keys) const {
+  std::vector<std::string> out;
+  for (const auto& k : keys)
+    if (!data.contains(k)) out.push_back(k);
+  return out;
+}
+
+Bytes TcpStoreServer::Impl::handle_hello(const std::shared_ptr<Session>& session,
+                                         const Bytes& payload) {
+  Reader in(payload);
+  session->closing = true;  // unless the hello is accepted
+  if (static_cast<Command>(in.u8()) != Command::hello)
+    return error_reply(
+        "the connection's first request was not a hello (a client of another build?)");
+  const auto rank = static_cast<std::int32_t>(in.u32());
+  const bool first = in.u8() != 0;
+  const std::string secret = in.str();
+  in.done();
+  if (!same_secret(secret, options.secret))
+    return error_reply(secret.empty()
+                           ? "the store requires the job's secret and this client has "
+                             "none (DIST_STORE_SECRET is unset in its environment)"
+                           : "this client's secret (DIST_STORE_SECRET) is not the job's");
+  if (rank >= 0) {
+    auto& slot = ranks[rank];
+    const auto holder = slot.lock();
+    if (first && holder && holder->open() && holder != session)
+      return error_reply(
+          "rank " + std::to_string(rank) + " is already connected from " + holder->peer +
+          ", and this connection from " + session->peer + " claims rank " + std::to_string(rank) +
+          " too (were two processes started with RANK=" + std::to_string(rank) + "?)");
+    slot = session;
+  }
+  session->closing = false;
+  session->authenticated = true;
+  return status_only(Status::ok);
+}
+
+std::string TcpStoreServer::Impl::put(const std::string& key, Bytes value) {
+  if (value.size() > options.max_value)
+    return "a value of " + std::to_string(value.size()) + " bytes for key '" + key +
+           "' exceeds the store's limit of " + std::to_string(options.max_value) +
+           " bytes per value (TcpStoreOptions::max_value)";
+  const auto it = data.find(key);
+  const std::size_t old = it == data.end() ? 0 : key.size() + it->second.size();
+  const std::size_t after = total - old + key.size() + value.size();
+  if (after > options.max_total)
+    return "setting key '" + key + "' would take the store to " + std::to_string(after) +
+           " bytes, over its quota of " + std::to_string(options.max_total) +
+           " bytes (TcpStoreOptions::max_total)";
+  total = after;
+  data[key] = std::move(value);
+  return {};
+}
+
+Bytes TcpStoreServer::Impl::handle_set(Reader& in) {
+  std::string key = in.str();
+  Bytes value = in.bytes();
+  in.done();
+  if (auto refusal = put(key, std::move(value)); !refusal.empty())
+    return error_reply("TcpStore: " + refusal);
+  notify_waiters();
+  return status_only(Status::ok);
+}
+
+Bytes TcpStoreServer::Impl::handle_add(Reader& in) {
+  const std::string key = in.str();
+  const auto delta = static_cast<std::int64_t>(in.u64());
+  in.done();
+  const auto it = data.find(key);
+  std::int64_t value = 0;
+  try {
+    const std::int64_t old =
+        it == data.end() ? 0 : store_detail::parse_counter("TcpStore", key, it->second);
+    value = static_cast<std::int64_t>(static_cast<std::uint64_t>(old) +
+                                      static_cast<std::uint64_t>(delta));
+  } catch (const Error& e) {
+    return error_reply(e.what());
+  }
+  if (auto refusal = put(key, store_detail::format_counter(value)); !refusal.empty())
+    return error_reply("TcpStore: " + refusal);
+  notify_waiters();
+  return Writer()
+      .u8(static_cast<std::uint8_t>(Status::ok))
+      .u64(static_cast<std::uint64_t>(value))
+      .finish();
+}
+
+Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, const Bytes& payload) {
+  Reader in(payload);
+  const auto command = static_cast<Command>(in.u8());
+  switch (command) {
+    case Command::set: return handle_set(in);
+    case Command::get: {
+      const std::string key = in.str();
+      in.done();
+      const auto it = data.find(key);
+      if (it == data.end()) return status_only(Status::missing);
+      return Writer()
+          .u8(static_cast<std::uint8_t>(Status::ok))
+          .bytes(it->second)
+          .finish(options.max_message);
+    }
+    case Command::add: return handle_add(in);
+    case Command::check: {
+      const auto keys = in.strings();
+      in.done();
+      return Writer()
+          .u8(static_cast<std::uint8_t>(Status::ok))
+          .u8(missing(keys).empty() ? 1 : 0)
+          .finish();
+    }
+    case Command::missing: {
+      const auto keys = in.strings();
+      in.done();
+      return Writer()
+          .u8(static_cast<std::uint8_t>(Status::ok))
+          .strings(missing(keys))
+          .finish(options.max_message);
+    }
+    case Command::wait: return handle_wait(session, in);
+    case Command::hello: break;
+  }
+  throw ProtocolError("unknown command");
+}
+
+Bytes TcpStoreServer::Impl::handle_wait(const std::shared_ptr<Session>& session, Reader& in) {
+  const std::uint64_t timeout_ms = std::min(in.u64(), max_wait_ms);
+  auto keys = in.strings();
+  in.done();
+  if (missing(keys).empty()) return status_only(Status::ok);
+  auto waiter = std::make_shared<Waiter>(io, session, std::move(keys));
+  waiters.push_back(waiter);
+  waiter->timer.expires_after(std::chrono::milliseconds(timeout_ms));
+  waiter->timer.async_wait([this, w = std::weak_ptr<Waiter>(waiter)](std::error_code ec) {
+    if (ec) return;
+    if (auto locked = w.lock()) finish_waiter(locked, true);
+  });
+  return {};
+}
+
+void TcpStoreServer::Impl::finish_waiter(const std::shared_ptr<Waiter>& waiter, bool timed_out) {
+  if (waiter->done) return;
+  waiter->done = true;
+  waiter->timer.cancel();
+  if (timed_out)
+    waiter->session->respond(Writer()
+                                 .u8(static_cast<std::uint8_t>(Status::timeout))
+                                 .strings(missing(waiter->keys))
+                                 .finish(options.max_message));
+  else waiter->session->respond(status_only(Status::ok));
+  waiters.remove(waiter);
+}
+
+void TcpStoreServer::Impl::notify_waiters() {
+  std::vector<std::shared_ptr<Waiter>> ready;
+  for (const auto& w : waiters)
+    if (missing(w->keys).empty()) ready.push_back(w);
+  for (const auto& w : ready) finish_waiter(w, false);
+}
+
+}  // namespace dist::core

@@ -1,0 +1,67 @@
+// A raw TCP connection to a store's port for the robustness tests (arbitrary bytes, half-sent
+// messages, idle connections), and helpers that build frames and hellos by hand.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace store_test {
+
+using Clock = std::chrono::steady_clock;
+
+// A raw connection for sending arbitrary bytes to the store's port.
+class RawSocket {
+ public:
+  explicit RawSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawSocket() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void send(const std::string& bytes) {
+    (void)!::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
+  // Whether the server closed the connection within `timeout` (reads until EOF or error).
+  bool closed_by_server(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[256];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+inline std::string frame(std::uint32_t length, const std::string& payload) {
+  std::string out(4, '\0');
+  for (int i = 0; i < 4; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xFF);
+  return out + payload;
+}
+
+// A hello without a rank and with `secret` (empty: none), as the first request of a connection.
+inline std::string hello(const std::string& secret = "") {
+  std::string payload = std::string("\x07\xff\xff\xff\xff\x01", 6);
+  const auto n = static_cast<std::uint32_t>(secret.size());
+  for (int i = 0; i < 4; ++i) payload += static_cast<char>((n >> (8 * i)) & 0xFF);
+  return frame(static_cast<std::uint32_t>(payload.size()), payload + secret);
+}
+
+}  // namespace store_test

@@ -1,0 +1,177 @@
+// What the TCP store bounds and whom it serves: a connection's memory follows the bytes it sent,
+// half-sent messages and silent connections are dropped after the idle deadline, values and the
+// store's total have limits, a second connection claiming a rank is refused naming both, and a
+// server with a secret refuses clients without it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/store/tcp_store.hpp"
+#include "core/store/tests/raw_socket.hpp"
+#include "dist/errors.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using dist::core::Bytes;
+using dist::core::TcpStore;
+using dist::core::TcpStoreOptions;
+using store_test::Clock;
+using store_test::frame;
+using store_test::hello;
+using store_test::RawSocket;
+
+TcpStoreOptions options(bool server, std::uint16_t port) {
+  TcpStoreOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.is_server = server;
+  o.timeout = 5s;
+  return o;
+}
+
+// The message of the error `f` throws as E ("" when it throws nothing).
+template <class E, class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// This process's resident memory in bytes.
+std::size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+TEST(TcpStoreLimits, AnnouncedSizeCostsOnlyTheBytesThatArrive) {
+  TcpStore server(options(true, 0));
+  const std::size_t before = resident_bytes();
+  std::vector<std::unique_ptr<RawSocket>> raws;
+  for (int i = 0; i < 64; ++i) {  // each announces 64 MiB and sends 5 bytes
+    raws.push_back(std::make_unique<RawSocket>(server.port()));
+    raws.back()->send(hello() + frame(64u << 20, "\x01\x05\x00\x00\x00"));
+  }
+  std::this_thread::sleep_for(500ms);
+  TcpStore(options(false, server.port())).set("served", {});  // the server kept up
+  const std::size_t grown = resident_bytes() - std::min(before, resident_bytes());
+  EXPECT_LT(grown, std::size_t{24} << 20) << "64 half-sent messages cost " << grown << " bytes";
+}
+
+TEST(TcpStoreLimits, HeaderOverTheLimitIsRefusedAtOnce) {
+  auto o = options(true, 0);
+  o.max_message = 1 << 20;
+  TcpStore server(o);
+  RawSocket raw(server.port());
+  raw.send(hello() + frame((1 << 20) + 1, "x"));
+  EXPECT_TRUE(raw.closed_by_server(2s));
+}
+
+TEST(TcpStoreLimits, HalfSentMessageIsDroppedAfterTheIdleDeadline) {
+  auto o = options(true, 0);
+  o.idle_timeout = 300ms;
+  TcpStore server(o);
+  TcpStore existing(options(false, server.port()));
+  RawSocket raw(server.port());
+  raw.send(hello() + frame(1000, "\x01\x05"));
+  const auto start = Clock::now();
+  EXPECT_TRUE(raw.closed_by_server(5s)) << "a half-sent message was kept past the deadline";
+  EXPECT_GE(Clock::now() - start, 200ms);
+  std::this_thread::sleep_for(500ms);
+  existing.set("idle clients are not dropped", {});  // a client between requests is kept
+}
+
+TEST(TcpStoreLimits, ConnectionThatNeverSaysHelloIsDropped) {
+  auto o = options(true, 0);
+  o.idle_timeout = 300ms;
+  TcpStore server(o);
+  RawSocket raw(server.port());
+  EXPECT_TRUE(raw.closed_by_server(5s));
+  RawSocket big(server.port());  // before the hello, messages are capped at a few KiB
+  big.send(frame(1 << 20, "\x07"));
+  EXPECT_TRUE(big.closed_by_server(100ms));
+}
+
+TEST(TcpStoreLimits, ValueOverTheLimitIsRefused) {
+  auto o = options(true, 0);
+  o.max_value = 1000;
+  TcpStore server(o);
+  const auto refused = error_of<dist::InvalidArgument>([&] { server.set("k", Bytes(1001, 'x')); });
+  EXPECT_TRUE(contains(refused, "max_value")) << refused;
+  TcpStore lax(
+      options(false, server.port()));  // a client with the default limit: the server says no
+  const auto by_server = error_of<dist::BackendError>([&] { lax.set("k", Bytes(1001, 'x')); });
+  EXPECT_TRUE(contains(by_server, "1001 bytes for key 'k'")) << by_server;
+  lax.set("k", Bytes(1000, 'x'));
+  EXPECT_EQ(lax.get("k", 1s).size(), 1000u);
+}
+
+TEST(TcpStoreLimits, TheStoreHasAQuota) {
+  auto o = options(true, 0);
+  o.max_total = 10000;
+  TcpStore store(o);
+  for (int i = 0; i < 3; ++i) store.set("k" + std::to_string(i), Bytes(3000, 'x'));
+  const auto refused = error_of<dist::BackendError>([&] { store.set("k3", Bytes(3000, 'x')); });
+  EXPECT_TRUE(contains(refused, "quota")) << refused;
+  store.set("k0", Bytes(2000, 'y'));  // replacing a value counts only the difference
+  store.set("k3", Bytes(1000, 'z'));
+  EXPECT_EQ(store.get("k3", 1s).size(), 1000u);
+}
+
+TEST(TcpStoreLimits, ADuplicateRankIsRefusedNamingBothConnections) {
+  auto o = options(true, 0);
+  o.rank = 0;
+  TcpStore server(o);
+  auto first = options(false, server.port());
+  first.rank = 1;
+  auto holder = std::make_unique<TcpStore>(first);
+  const auto refused = error_of<dist::BackendError>([&] { TcpStore second(first); });
+  EXPECT_TRUE(contains(refused, "rank 1 is already connected from 127.0.0.1:")) << refused;
+  EXPECT_TRUE(contains(refused, "this connection from 127.0.0.1:")) << refused;
+  EXPECT_TRUE(contains(refused, "RANK=1")) << refused;
+  holder.reset();  // once the first has gone, the rank is free again
+  std::string again = "not tried";
+  for (auto until = Clock::now() + 3s; !again.empty() && Clock::now() < until;) {
+    again = error_of<dist::BackendError>([&] { TcpStore later(first); });
+    if (!again.empty()) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(again, "");
+}
+
+TEST(TcpStoreLimits, AServerWithASecretRefusesClientsWithoutIt) {
+  auto o = options(true, 0);
+  o.secret = "job-secret-1234";
+  TcpStore server(o);
+  server.set("k", {});
+  auto client = options(false, server.port());
+  const auto start = Clock::now();
+  const auto none = error_of<dist::BackendError>([&] { TcpStore c(client); });
+  EXPECT_TRUE(contains(none, "DIST_STORE_SECRET is unset")) << none;
+  client.secret = "job-secret-1235";
+  const auto wrong = error_of<dist::BackendError>([&] { TcpStore c(client); });
+  EXPECT_TRUE(contains(wrong, "is not the job's")) << wrong;
+  EXPECT_FALSE(contains(wrong, "1234")) << "the error leaks the secret: " << wrong;
+  EXPECT_LT(Clock::now() - start, 3s);  // refused at once, not after the timeout
+  client.secret = o.secret;
+  TcpStore good(client);
+  good.wait({"k"}, 1s);
+  RawSocket raw(server.port());  // a raw request without the hello is refused too
+  raw.send(frame(6, std::string("\x02\x01\x00\x00\x00k", 6)));
+  EXPECT_TRUE(raw.closed_by_server(2s));
+}
+
+}  // namespace
