@@ -25,6 +25,12 @@ bool host_copy(const core::Target& t, BufferRef a, BufferRef b) {
   return !t.backend || (a.device.is_cpu() && b.device.is_cpu());
 }
 std::size_t times(int size, std::size_t count) { return static_cast<std::size_t>(size) * count; }
+
+// Where the caller's slot of `per_rank` elements starts in a buffer of the group's slots: the
+// in-place forms may pass exactly that slot (check_disjoint).
+std::size_t slot(const core::Target& t, std::size_t per_rank) {
+  return static_cast<std::size_t>(t.rank) * per_rank;
+}
 }  // namespace
 
 int group_size_checked(const Group& group, const char* function) {
@@ -61,6 +67,7 @@ Work all_gather(BufferRef input, BufferRef output, const Group& group) {
   core::check_same_dtype(input, output, "all_gather");
   check_count(output.count, times(t.size, input.count), "all_gather", "output",
               "group size × input count");
+  core::check_disjoint(input, output, slot(t, input.count), "all_gather", "input", "output");
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_gather", "input");
   check_buffer(output, t.backend, "all_gather", "output");
@@ -75,6 +82,7 @@ Work gather(BufferRef input, BufferRef output, int dst, const Group& group) {
     core::check_same_dtype(input, output, "gather");
     check_count(output.count, times(t.size, input.count), "gather", "output",
                 "group size × input count");
+    core::check_disjoint(input, output, slot(t, input.count), "gather", "input", "output");
   }
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "gather", "input");
@@ -103,6 +111,7 @@ Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Gr
   core::check_divisible(input.count, t.size, "reduce_scatter", "input");
   check_count(output.count, input.count / static_cast<std::size_t>(t.size), "reduce_scatter",
               "output", "input count / group size");
+  core::check_disjoint(output, input, slot(t, output.count), "reduce_scatter", "output", "input");
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   const ReduceOp resolved = core::check_op(op, input.dtype, "reduce_scatter");
   check_buffer(input, t.backend, "reduce_scatter", "input");
@@ -115,6 +124,7 @@ Work all_to_all(BufferRef output, BufferRef input, const Group& group) {
   core::check_same_dtype(input, output, "all_to_all");
   core::check_divisible(input.count, t.size, "all_to_all", "input");
   check_count(output.count, input.count, "all_to_all", "output", "input count");
+  core::check_disjoint(input, output, std::nullopt, "all_to_all", "input", "output");
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_to_all", "input");
   check_buffer(output, t.backend, "all_to_all", "output");
@@ -132,6 +142,9 @@ Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t
   std::size_t total = 0;
   for (std::size_t c : counts) total += c;
   check_count(output.count, total, "all_gather_v", "output", "the sum of counts");
+  std::size_t before = 0;  // where this rank's slot of the output starts
+  for (int r = 0; r < t.rank; ++r) before += counts[static_cast<std::size_t>(r)];
+  core::check_disjoint(input, output, before, "all_gather_v", "input", "output");
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_gather_v", "input");
   check_buffer(output, t.backend, "all_gather_v", "output");

@@ -35,7 +35,6 @@ class SimBackend final : public core::BackendImpl {
 
  private:
   Work post(Call&& call);
-  std::size_t own(std::size_t slot) const;  // where this rank's slot of `slot` elements starts
   Work post_p2p(Call&& call);
 
   World& world_;
