@@ -69,7 +69,6 @@ class GlooBackend final : public core::BackendImpl {
   void check_same_call(const core::Fingerprint& mine, std::uint32_t sequence);
   std::uint64_t next_p2p_slot(std::map<std::pair<int, int>, std::uint32_t>& counters, int peer,
                               int tag);
-  Work p2p(core::Buf data, int peer_in_group, int tag, bool is_send);
 
   GlooGroupSpec spec_;
   std::shared_ptr<::gloo::Context> context_;
