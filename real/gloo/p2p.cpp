@@ -22,8 +22,13 @@ class P2PWork final : public detail::WorkState {
           std::unique_ptr<::gloo::transport::UnboundBuffer> buffer, bool is_send,
           std::chrono::milliseconds timeout, std::shared_ptr<const ErrorMapper> errors,
           std::string operation, int peer)
-      : context_(std::move(context)), buffer_(std::move(buffer)), is_send_(is_send),
-        timeout_(timeout), errors_(std::move(errors)), operation_(std::move(operation)), peer_(peer) {}
+      : context_(std::move(context)),
+        buffer_(std::move(buffer)),
+        is_send_(is_send),
+        timeout_(timeout),
+        errors_(std::move(errors)),
+        operation_(std::move(operation)),
+        peer_(peer) {}
 
   void wait() override {
     std::lock_guard lock(mutex_);
@@ -73,9 +78,11 @@ std::uint64_t GlooBackend::next_p2p_slot(std::map<std::pair<int, int>, std::uint
 
 Work GlooBackend::send(core::Buf data, int dst, int tag) {
   const int peer = spec_.global_ranks[static_cast<std::size_t>(dst)];
-  const std::string what = "send to rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
+  const std::string what =
+      "send to rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
   try {
-    auto buffer = context_->createUnboundBuffer(data.count ? data.data : &empty_message, data.bytes());
+    auto buffer =
+        context_->createUnboundBuffer(data.count ? data.data : &empty_message, data.bytes());
     buffer->send(dst, next_p2p_slot(sends_, dst, tag));
     return Work(std::make_shared<P2PWork>(context_, std::move(buffer), true, spec_.timeout, errors_,
                                           what, peer));
@@ -86,12 +93,14 @@ Work GlooBackend::send(core::Buf data, int dst, int tag) {
 
 Work GlooBackend::recv(core::Buf data, int src, int tag) {
   const int peer = spec_.global_ranks[static_cast<std::size_t>(src)];
-  const std::string what = "recv from rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
+  const std::string what =
+      "recv from rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
   try {
-    auto buffer = context_->createUnboundBuffer(data.count ? data.data : &empty_message, data.bytes());
+    auto buffer =
+        context_->createUnboundBuffer(data.count ? data.data : &empty_message, data.bytes());
     buffer->recv(src, next_p2p_slot(recvs_, src, tag));
-    return Work(std::make_shared<P2PWork>(context_, std::move(buffer), false, spec_.timeout, errors_,
-                                          what, peer));
+    return Work(std::make_shared<P2PWork>(context_, std::move(buffer), false, spec_.timeout,
+                                          errors_, what, peer));
   } catch (...) {
     errors_->rethrow_current(what, peer, context_.get());
   }
