@@ -49,7 +49,12 @@ std::shared_ptr<core::BackendImpl> refuse_world(const WorldSpec&) {
 }
 template <dist::Backend K>
 constexpr BackendEntry unbuilt_entry(std::string (*why)(int ranks)) {
-  return {.kind = K, .unavailable = why, .prepare = [](int) {}, .make_world = refuse_world<K>};
+  return {.kind = K,
+          .threads = true,
+          .launcher = "",
+          .unavailable = why,
+          .prepare = [](int) {},
+          .make_world = refuse_world<K>};
 }
 
 }  // namespace dist::real
