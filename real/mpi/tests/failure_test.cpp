@@ -22,12 +22,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// A group of every rank of the world (its own communicator, retired alone on a timeout).
+dist::Group group_of_everyone(int world) {
+  std::vector<int> everyone(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) everyone[static_cast<std::size_t>(r)] = r;
+  return dist::new_group(everyone);
+}
+
 TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
   const int world = dist::get_world_size();
   if (world < 2) GTEST_SKIP() << "needs 2 ranks";
-  std::vector<int> everyone(static_cast<std::size_t>(world));
-  for (int r = 0; r < world; ++r) everyone[static_cast<std::size_t>(r)] = r;
-  const dist::Group group = dist::new_group(everyone);
+  const dist::Group group = group_of_everyone(world);
   const int late = world - 1;
   std::vector<std::int64_t> v{dist::get_rank()};
   if (dist::get_rank() == late) {
@@ -60,9 +65,7 @@ TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
 TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
   const int world = dist::get_world_size();
   if (world < 2) GTEST_SKIP() << "needs 2 ranks";
-  std::vector<int> everyone(static_cast<std::size_t>(world));
-  for (int r = 0; r < world; ++r) everyone[static_cast<std::size_t>(r)] = r;
-  const dist::Group group = dist::new_group(everyone);
+  const dist::Group group = group_of_everyone(world);
   const int late = world - 1;
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   void* memory = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
