@@ -10,13 +10,21 @@ namespace dist::real {
 MpiComm::MpiComm(MpiGroupSpec spec) : spec_(std::move(spec)) {
   auto lock = mpi_lock();
   check_mpi(MPI_Comm_set_errhandler(spec_.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_dup(spec_.comm, &acks_), "MPI_Comm_dup");
+  const int code = MPI_Comm_set_errhandler(acks_, MPI_ERRORS_RETURN);
+  if (code != MPI_SUCCESS) {
+    (void)MPI_Comm_free(&acks_);
+    throw_mpi_error(code, "MPI_Comm_set_errhandler");
+  }
 }
 
 MpiComm::~MpiComm() {
   auto lock = mpi_lock();
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && usable() && spec_.comm != MPI_COMM_NULL) (void)MPI_Comm_free(&spec_.comm);
+  if (finalized || !usable()) return;
+  if (acks_ != MPI_COMM_NULL) (void)MPI_Comm_free(&acks_);
+  if (spec_.comm != MPI_COMM_NULL) (void)MPI_Comm_free(&spec_.comm);
 }
 
 std::string MpiComm::where(const std::string& operation) const {

@@ -1,6 +1,7 @@
-// One group's MPI communicator and what its operations share: the deadline wait that turns a
-// timeout into TimeoutError (naming the peer, or the members a roll call in the store finds
-// absent) and leaves the group unusable, since MPI cannot cancel a collective that started.
+// One group's MPI communicator and what its operations share: a duplicate of it for p2p's
+// acknowledgements, and the deadline wait that turns a timeout into TimeoutError (naming the peer,
+// or the members a roll call in the store finds absent) and leaves the group unusable, since MPI
+// cannot cancel a collective that started.
 #pragma once
 
 #include <mpi.h>
@@ -29,15 +30,20 @@ struct MpiGroupSpec {
 
 class MpiComm {
  public:
-  // Takes ownership of spec.comm and makes MPI report its errors as codes (MPI_ERRORS_RETURN).
+  // Takes ownership of spec.comm, makes MPI report its errors as codes (MPI_ERRORS_RETURN) and
+  // duplicates it (MPI_Comm_dup: collective, so every member constructs its MpiComm at once).
   explicit MpiComm(MpiGroupSpec spec);
-  // Frees the communicator, unless MPI was finalized or a timeout left an operation on it.
+  // Frees the communicators, unless MPI was finalized or a timeout left an operation on them.
   ~MpiComm();
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
 
   const MpiGroupSpec& spec() const { return spec_; }
   MPI_Comm handle() const { return spec_.comm; }
+  // The duplicate on which a recv tells its send what it expects (p2p.cpp), with the send's tag:
+  // a channel of its own, so it never matches the program's messages, and in order, as MPI keeps
+  // messages of one source, tag and communicator.
+  MPI_Comm acks() const { return acks_; }
   int size() const { return static_cast<int>(spec_.global_ranks.size()); }
   // "mpi all_reduce #3 on the group of world ranks [0, 1]"
   std::string where(const std::string& operation) const;
@@ -59,6 +65,7 @@ class MpiComm {
 
  private:
   MpiGroupSpec spec_;
+  MPI_Comm acks_ = MPI_COMM_NULL;
   std::atomic<bool> unusable_{false};
   mutable std::mutex mutex_;
   std::string unusable_after_;  // the operation that timed out (under mutex_)

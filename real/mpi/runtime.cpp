@@ -16,8 +16,8 @@ namespace {
 struct State {
   std::mutex mutex;
   struct Abandoned {
-    MPI_Request request;
-    std::vector<std::byte> scratch;
+    Requests requests;
+    std::vector<std::byte> scratch;  // freed with the last of them
   };
   std::vector<Abandoned> abandoned;
 };
@@ -32,13 +32,26 @@ constexpr auto busy_period = std::chrono::milliseconds(200);
 constexpr auto idle_poll = std::chrono::microseconds(200);
 constexpr auto exit_grace = std::chrono::seconds(2);
 
-// Tests every abandoned request once; returns how many are still pending. Under the lock.
+// Tests every abandoned request once; returns how many operations are still pending. Under the
+// lock.
 std::size_t drain_abandoned(State& s) {
   std::erase_if(s.abandoned, [](State::Abandoned& a) {
-    int done = 0;
-    return MPI_Test(&a.request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done != 0;
+    bool all = true;
+    for (MPI_Request& request : a.requests) {
+      if (request == MPI_REQUEST_NULL) continue;
+      int done = 0;
+      if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) request = MPI_REQUEST_NULL;
+      all = all && request == MPI_REQUEST_NULL;
+    }
+    return all;
   });
   return s.abandoned.size();
+}
+
+bool pending(const Requests& requests) {
+  for (const MPI_Request request : requests)
+    if (request != MPI_REQUEST_NULL) return true;
+  return false;
 }
 
 void finalize_at_exit() {
@@ -71,8 +84,9 @@ void throw_mpi_error(int code, const std::string& where) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int length = 0;
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
-  throw BackendError("mpi " + where + " failed: " + (length > 0 ? std::string(text, static_cast<std::size_t>(length))
-                                                                  : "MPI error " + std::to_string(code)),
+  throw BackendError("mpi " + where + " failed: " +
+                         (length > 0 ? std::string(text, static_cast<std::size_t>(length))
+                                     : "MPI error " + std::to_string(code)),
                      code);
 }
 
@@ -84,32 +98,41 @@ void ensure_mpi() {
   MPI_Initialized(&initialised);
   MPI_Finalized(&finalized);
   if (finalized)
-    throw BackendError("init_process_group(mpi): MPI was already finalized in this process; MPI "
-                       "cannot be initialised twice");
+    throw BackendError(
+        "init_process_group(mpi): MPI was already finalized in this process; MPI "
+        "cannot be initialised twice");
   if (initialised) return;
   int provided = 0;
   check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
   std::atexit(finalize_at_exit);
 }
 
-bool test_once(MPI_Request& request, MPI_Status* status) {
-  int done = 0;
+bool test_once(std::span<MPI_Request> requests, MPI_Status* statuses) {
+  bool all = true;
   auto lock = mpi_lock();
-  const int code = MPI_Test(&request, &done, status);
-  if (code == MPI_SUCCESS) return done != 0;
-  int error_class = 0;
-  MPI_Error_class(code, &error_class);
-  if (status == MPI_STATUS_IGNORE || error_class != MPI_ERR_TRUNCATE)
-    throw_mpi_error(code, "MPI_Test");
-  status->MPI_ERROR = MPI_ERR_TRUNCATE;  // MPI completed (and freed) the request
-  request = MPI_REQUEST_NULL;
-  return true;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;  // done: its status stays as it was filled
+    MPI_Status* status = statuses == MPI_STATUS_IGNORE ? MPI_STATUS_IGNORE : statuses + i;
+    int done = 0;
+    const int code = MPI_Test(&requests[i], &done, status);
+    if (code == MPI_SUCCESS) {
+      all = all && done != 0;
+      continue;
+    }
+    int error_class = 0;
+    MPI_Error_class(code, &error_class);
+    if (status == MPI_STATUS_IGNORE || error_class != MPI_ERR_TRUNCATE)
+      throw_mpi_error(code, "MPI_Test");
+    status->MPI_ERROR = MPI_ERR_TRUNCATE;  // MPI completed (and freed) the request
+    requests[i] = MPI_REQUEST_NULL;
+  }
+  return all;
 }
 
-bool poll_until(MPI_Request& request, Clock::time_point deadline, MPI_Status* status) {
+bool poll_until(std::span<MPI_Request> requests, Clock::time_point deadline, MPI_Status* statuses) {
   const auto start = Clock::now();
   for (;;) {
-    if (test_once(request, status)) return true;
+    if (test_once(requests, statuses)) return true;
     const auto now = Clock::now();
     if (now >= deadline) return false;
     if (now - start < spin_period) continue;  // a small operation is done within microseconds
@@ -118,11 +141,11 @@ bool poll_until(MPI_Request& request, Clock::time_point deadline, MPI_Status* st
   }
 }
 
-void abandon(MPI_Request request, std::vector<std::byte> scratch) {
-  if (request == MPI_REQUEST_NULL) return;
+void abandon(const Requests& requests, std::vector<std::byte> scratch) {
+  if (!pending(requests)) return;
   auto lock = mpi_lock();
   drain_abandoned(state());  // frees what completed since
-  state().abandoned.push_back({request, std::move(scratch)});
+  state().abandoned.push_back({requests, std::move(scratch)});
 }
 
 }  // namespace dist::real

@@ -5,9 +5,11 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,21 +32,33 @@ inline void check_mpi(int code, const std::string& where) {
   if (code != MPI_SUCCESS) throw_mpi_error(code, where);
 }
 
-// Polls `request` (under the lock) until it completes or `deadline` passes; true when it
-// completed (the request is then MPI_REQUEST_NULL). MPI progresses non-blocking collectives only
-// inside its calls, so it polls without pause for 50 µs, then yielding the CPU between polls up to
-// 200 ms, then every 200 µs.
-// With `status`, a receive that overflowed its buffer completes too, with status->MPI_ERROR set to
-// MPI_ERR_TRUNCATE (p2p names the sizes); any other MPI error throws.
-bool poll_until(MPI_Request& request, Clock::time_point deadline,
-                MPI_Status* status = MPI_STATUS_IGNORE);
-// One MPI_Test of `request` (under the lock), with poll_until's handling of `status`.
-bool test_once(MPI_Request& request, MPI_Status* status = MPI_STATUS_IGNORE);
+// The requests of one operation: a collective's one, or a send's or recv's message and its
+// acknowledgement; MPI_REQUEST_NULL where unused or completed.
+using Requests = std::array<MPI_Request, 2>;
 
-// Hands over a request that was given up (a timeout, a Work dropped before completion), with the
-// scratch memory MPI may still write (freed once the request completes). At exit dist waits up to
-// 2 s for such requests; if some never complete, it skips MPI_Finalize (which would block on
-// them) and says so on stderr.
-void abandon(MPI_Request request, std::vector<std::byte> scratch = {});
+// Polls `requests` (under the lock) until all completed or `deadline` passes; true when all did
+// (they are then MPI_REQUEST_NULL). MPI progresses non-blocking collectives only inside its calls,
+// so it polls without pause for 50 µs, then yielding the CPU between polls up to 200 ms, then
+// every 200 µs.
+// With `statuses` (one per request), a receive that overflowed its buffer completes too, with its
+// status' MPI_ERROR set to MPI_ERR_TRUNCATE (p2p names the sizes); any other MPI error throws.
+bool poll_until(std::span<MPI_Request> requests, Clock::time_point deadline,
+                MPI_Status* statuses = MPI_STATUS_IGNORE);
+// One MPI_Test of each pending request (under the lock), with poll_until's handling of `statuses`;
+// true when none is pending.
+bool test_once(std::span<MPI_Request> requests, MPI_Status* statuses = MPI_STATUS_IGNORE);
+inline bool poll_until(MPI_Request& request, Clock::time_point deadline,
+                       MPI_Status* status = MPI_STATUS_IGNORE) {
+  return poll_until(std::span(&request, 1), deadline, status);
+}
+
+// Hands over requests that were given up (a timeout, a Work dropped before completion), with the
+// scratch memory MPI may still read or write (freed once they all completed). At exit dist waits
+// up to 2 s for such requests; if some never complete, it skips MPI_Finalize (which would block
+// on them) and says so on stderr.
+void abandon(const Requests& requests, std::vector<std::byte> scratch = {});
+inline void abandon(MPI_Request request, std::vector<std::byte> scratch = {}) {
+  abandon(Requests{request, MPI_REQUEST_NULL}, std::move(scratch));
+}
 
 }  // namespace dist::real

@@ -1,27 +1,28 @@
 // MpiWork: completion by polling against the deadline (MpiComm::timed_out on a timeout) or by one
-// MPI_Test.
+// MPI_Test of each pending request.
 #include "real/mpi/work.hpp"
 
 namespace dist::real {
 
 std::string MpiOperation::name() const {
   if (peer >= 0)
-    return std::string(kind) + " rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
+    return std::string(kind) + " rank " + std::to_string(peer) + " (tag " + std::to_string(tag) +
+           ")";
   return std::string(kind) + " #" + std::to_string(sequence);
 }
 
-MpiWork::MpiWork(std::shared_ptr<MpiComm> comm, MPI_Request request, MpiOperation operation)
-    : comm_(std::move(comm)), request_(request), operation_(std::move(operation)) {}
+MpiWork::MpiWork(std::shared_ptr<MpiComm> comm, const Requests& requests, MpiOperation operation)
+    : comm_(std::move(comm)), requests_(requests), operation_(std::move(operation)) {}
 
 MpiWork::~MpiWork() {
-  // Never waited for: MPI still owns the buffers (the caller's, and scratch, which goes with the
-  // request and is freed when it completes).
-  if (request_ != MPI_REQUEST_NULL) abandon(request_, std::move(operation_.scratch));
+  // Never waited for: MPI still owns the scratch, which goes with the pending requests and is
+  // freed when they complete (abandon does nothing once all completed).
+  abandon(requests_, std::move(operation_.scratch));
 }
 
 void MpiWork::complete() {
   try {
-    if (operation_.finish) operation_.finish(status_);
+    if (operation_.finish) operation_.finish(statuses_[0]);
   } catch (...) {
     error_ = std::current_exception();
   }
@@ -34,13 +35,13 @@ void MpiWork::wait() {
   if (!done_) {
     try {
       const auto deadline = operation_.deadline.value_or(Clock::now() + comm_->spec().timeout);
-      if (!poll_until(request_, deadline, &status_))
+      if (!poll_until(requests_, deadline, statuses_.data()))
         comm_->timed_out(operation_.name(), operation_.peer);
       complete();
     } catch (...) {
-      // A timeout or an MPI error leaves the request pending: give it up, with its scratch.
-      abandon(request_, std::move(operation_.scratch));
-      request_ = MPI_REQUEST_NULL;
+      // A timeout or an MPI error leaves requests pending: give them up, with their scratch.
+      abandon(requests_, std::move(operation_.scratch));
+      requests_.fill(MPI_REQUEST_NULL);
       error_ = std::current_exception();
       done_ = true;
     }
@@ -53,7 +54,7 @@ bool MpiWork::is_completed() {
   if (done_) return true;
   bool finished = false;
   try {
-    finished = test_once(request_, &status_);
+    finished = test_once(requests_, statuses_.data());
   } catch (...) {
     error_ = std::current_exception();
     done_ = true;

@@ -1,11 +1,13 @@
-// The Work of an mpi operation: an MPI request polled against its deadline in wait(), then a
-// finishing step on the host (a mean's division). A collective's deadline runs from its start;
-// a send's or recv's from the wait, as gloo's. A Work dropped before completion gives its
-// request up (runtime.hpp, abandon) instead of leaking it.
+// The Work of an mpi operation: its MPI requests (a collective's one; a send's or recv's message
+// and its acknowledgement) polled against its deadline in wait(), then a finishing step on the
+// host (a mean's division, a p2p check). A collective's deadline runs from its start; a send's or
+// recv's from the wait, as gloo's. A Work dropped before completion gives its requests up
+// (runtime.hpp, abandon) instead of leaking them.
 #pragma once
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/work_state.hpp"
@@ -21,7 +24,8 @@
 
 namespace dist::real {
 
-// A step run on the waiting thread after the request completed (status: a receive's size).
+// A step run on the waiting thread after the requests completed (status: the first request's, a
+// receive's size).
 using Finish = std::function<void(const MPI_Status&)>;
 
 // What a Work needs to finish an operation and, on an error, to name it (the name is built only
@@ -41,20 +45,22 @@ struct MpiOperation {
 
 class MpiWork final : public detail::WorkState {
  public:
-  MpiWork(std::shared_ptr<MpiComm> comm, MPI_Request request, MpiOperation operation);
+  MpiWork(std::shared_ptr<MpiComm> comm, MPI_Request request, MpiOperation operation)
+      : MpiWork(std::move(comm), Requests{request, MPI_REQUEST_NULL}, std::move(operation)) {}
+  MpiWork(std::shared_ptr<MpiComm> comm, const Requests& requests, MpiOperation operation);
   ~MpiWork() override;
 
   void wait() override;
   bool is_completed() override;
 
  private:
-  void complete();  // runs finish once the request is done; records an error
+  void complete();  // runs finish once the requests are done; records an error
 
   std::shared_ptr<MpiComm> comm_;
-  MPI_Request request_;
+  Requests requests_;
   MpiOperation operation_;
   std::mutex mutex_;
-  MPI_Status status_{};  // of the completed request (a receive's size)
+  std::array<MPI_Status, std::tuple_size_v<Requests>> statuses_{};  // of the completed requests
   bool done_ = false;
   std::exception_ptr error_;
 };

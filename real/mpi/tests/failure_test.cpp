@@ -1,8 +1,8 @@
 // The mpi backend's failure paths (run with a 3 s timeout, mpirun -n 3): a rank that arrives
 // late is named in the TimeoutError of the others, who leave the group unusable rather than
 // reuse it; the late rank's own call completes when it arrives, as MPI matches it then, and
-// never into the others' buffers, which they may have freed by then. Then
-// the world is destroyed and joined again on the same MPI.
+// never into the others' buffers, which they may have freed by then (a collective, and a recv
+// from the late rank). Then the world is destroyed and joined again on the same MPI.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,7 +36,7 @@ TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
   const int late = world - 1;
   std::vector<std::int64_t> v{dist::get_rank()};
   if (dist::get_rank() == late) {
-    std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
+    std::this_thread::sleep_for(4500ms);              // past the others' 3 s timeout
     dist::all_reduce(v, dist::ReduceOp::sum, group);  // matched by the others' given-up calls
     EXPECT_EQ(v[0], static_cast<std::int64_t>(world) * (world - 1) / 2);
   } else {
@@ -82,6 +82,32 @@ TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
   }
   dist::barrier();  // polls MPI until the late rank's all_reduce, and so the given-up one,
                     // completed
+  std::this_thread::sleep_for(200ms);
+  dist::barrier();
+  ::munmap(memory, page);
+}
+
+// The same for a recv from the late rank: once it arrives, its send completes (the receivers
+// acknowledged it when they posted their recv) and MPI completes the given-up recv into dist's
+// scratch, not into the caller's buffer, which the receivers made inaccessible after the timeout.
+TEST(MpiFailure, AGivenUpRecvNeverWritesTheCallersBufferAfterTheTimeout) {
+  const int world = dist::get_world_size();
+  if (world < 2) GTEST_SKIP() << "needs 2 ranks";
+  const dist::Group group = group_of_everyone(world);
+  const int late = world - 1;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* memory = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  std::span<std::int64_t> v(static_cast<std::int64_t*>(memory), 4);
+  std::fill(v.begin(), v.end(), 1);
+  if (dist::get_rank() == late) {
+    std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
+    for (int r = 0; r < late; ++r) EXPECT_NO_THROW(dist::send(v, r, 3, group)) << "to rank " << r;
+  } else {
+    EXPECT_THROW(dist::recv(v, late, 3, group), dist::TimeoutError);
+    ASSERT_EQ(::mprotect(memory, page, PROT_NONE), 0);  // a late write now crashes this rank
+  }
+  dist::barrier();  // polls MPI until the late rank's sends, and so the given-up recvs, completed
   std::this_thread::sleep_for(200ms);
   dist::barrier();
   ::munmap(memory, page);
