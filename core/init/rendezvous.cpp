@@ -45,7 +45,8 @@ Url parse_url(const std::string& init_method) {
     const auto amp = std::min(query.find('&', pos), query.size());
     const std::string item = query.substr(pos, amp - pos);
     const auto eq = item.find('=');
-    if (!item.empty()) url.query[item.substr(0, eq)] = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (!item.empty())
+      url.query[item.substr(0, eq)] = eq == std::string::npos ? "" : item.substr(eq + 1);
     pos = amp + 1;
   }
   return url;
@@ -70,8 +71,8 @@ void check_timeout(std::chrono::milliseconds timeout) {
 
 void check_rank(int rank, int world_size, const std::string& method) {
   if (world_size < 1)
-    throw InvalidArgument(std::string(function) + ": world_size must be given (>= 1) for " + method +
-                          ", got " + std::to_string(world_size));
+    throw InvalidArgument(std::string(function) + ": world_size must be given (>= 1) for " +
+                          method + ", got " + std::to_string(world_size));
   if (rank < 0 || rank >= world_size)
     throw InvalidArgument(std::string(function) + ": rank must be in [0, " +
                           std::to_string(world_size) + ") for " + method + ", got " +
@@ -87,13 +88,14 @@ std::uint16_t parse_port(const std::string& text, const std::string& what) {
 }
 
 std::shared_ptr<Store> make_tcp_store(const std::string& host, std::uint16_t port, int rank,
-                                      std::chrono::milliseconds timeout) {
+                                      int world_size, std::chrono::milliseconds timeout) {
   TcpStoreOptions options;
   options.host = host;
   options.port = port;
   options.is_server = rank == 0;
   options.timeout = timeout;
-  options.rank = rank;  // the store refuses a second process claiming the same rank
+  options.rank = rank;              // the store refuses a second process claiming the same rank
+  options.world_size = world_size;  // and a claim of a rank outside the world
   // distrun's per-job secret: the store then refuses clients without it (see README, Security).
   options.secret = get_env("DIST_STORE_SECRET").value_or("");
   return std::make_shared<TcpStore>(options);
@@ -126,7 +128,8 @@ Rendezvous tcp_rendezvous(const Url& url, int rank, int world_size,
   return open_tcp_rendezvous({host, port, rank, world_size}, timeout, "tcp://");
 }
 
-Rendezvous file_rendezvous(const Url& url, int rank, int world_size, std::chrono::milliseconds timeout) {
+Rendezvous file_rendezvous(const Url& url, int rank, int world_size,
+                           std::chrono::milliseconds timeout) {
   if (url.rest.empty() || url.rest.front() != '/')
     throw InvalidArgument(std::string(function) + ": init_method 'file://" + url.rest +
                           "' needs an absolute path (file:///path/to/file)");
@@ -146,12 +149,12 @@ std::optional<std::string> get_env(const char* name) {
 
 std::string require_env(const char* name, const std::string& context) {
   auto value = get_env(name);
-  if (!value)
-    throw InvalidArgument(context + ": the environment variable " + name + " is not set");
+  if (!value) throw InvalidArgument(context + ": the environment variable " + name + " is not set");
   return *value;
 }
 
-long long require_env_int(const char* name, const std::string& context, long long min, long long max) {
+long long require_env_int(const char* name, const std::string& context, long long min,
+                          long long max) {
   const std::string text = require_env(name, context);
   const auto value = parse_int(text);
   if (!value || *value < min || *value > max)
@@ -165,8 +168,8 @@ Rendezvous open_tcp_rendezvous(const RendezvousAddress& address, std::chrono::mi
                                const std::string& method) {
   check_timeout(timeout);
   check_rank(address.rank, address.world_size, method);
-  return {make_tcp_store(address.host, address.port, address.rank, timeout), address.rank,
-          address.world_size, address.host};
+  return {make_tcp_store(address.host, address.port, address.rank, address.world_size, timeout),
+          address.rank, address.world_size, address.host};
 }
 
 Rendezvous open_rendezvous(const std::string& init_method, int rank, int world_size,

@@ -3,9 +3,8 @@
 // re-established by the next request.
 #include "core/store/tcp_store.hpp"
 
-#include <asio.hpp>
-
 #include <algorithm>
+#include <asio.hpp>
 #include <mutex>
 #include <thread>
 
@@ -188,7 +187,7 @@ TcpStore::TcpStore(TcpStoreOptions options) : options_(std::move(options)) {
     server_ = std::make_unique<TcpStoreServer>(
         options_.host, options_.port,
         TcpStoreServerOptions{options_.max_message, options_.max_value, options_.max_total,
-                              options_.idle_timeout, options_.secret});
+                              options_.idle_timeout, options_.secret, options_.world_size});
     options_.port = server_->port();
   }
   set_timeout(options_.timeout);
@@ -225,7 +224,8 @@ void TcpStore::do_wait(const std::vector<std::string>& keys, std::chrono::millis
   const Bytes reply = client_->exchange(frame, Clock::now() + timeout + reply_grace, "wait");
   Reader in(reply);
   const Status s = status_of(in);
-  if (s == Status::timeout) store_detail::throw_timeout("TcpStore " + client_->where, timeout, in.strings());
+  if (s == Status::timeout)
+    store_detail::throw_timeout("TcpStore " + client_->where, timeout, in.strings());
   if (s != Status::ok) throw_reply(in, s, "wait");
 }
 
@@ -234,10 +234,12 @@ Bytes TcpStore::do_get(const std::string& key, std::chrono::milliseconds timeout
   Writer w;
   const Bytes frame = frame_of(w.u8(static_cast<std::uint8_t>(Command::get)).str(key),
                                options_.max_message, "get('" + key + "')");
-  const Bytes reply = client_->exchange(frame, Clock::now() + this->timeout(), "get('" + key + "')");
+  const Bytes reply =
+      client_->exchange(frame, Clock::now() + this->timeout(), "get('" + key + "')");
   Reader in(reply);
   const Status s = status_of(in);
-  if (s == Status::missing) store_detail::throw_timeout("TcpStore " + client_->where, timeout, {key});
+  if (s == Status::missing)
+    store_detail::throw_timeout("TcpStore " + client_->where, timeout, {key});
   if (s != Status::ok) throw_reply(in, s, "get");
   return in.bytes();
 }

@@ -29,8 +29,12 @@ struct TcpStoreOptions {
   // The job's secret (distrun's DIST_STORE_SECRET): a server with one refuses clients without it.
   std::string secret;
   // The world rank this client speaks for (-1: none); the server refuses a second live
-  // connection claiming the same rank.
+  // connection claiming the same rank. It remembers the claims of open connections only, so
+  // without a secret a stranger's claims cost it no more than the connections themselves.
   int rank = -1;
+  // The server's world size (rendezvous passes WORLD_SIZE): it refuses claims of ranks outside
+  // 0..world_size-1. 0: any rank may be claimed.
+  int world_size = 0;
 };
 
 class TcpStore final : public Store {

@@ -53,6 +53,11 @@ Bytes TcpStoreServer::Impl::handle_hello(const std::shared_ptr<Session>& session
                            ? "the store requires the job's secret and this client has "
                              "none (DIST_STORE_SECRET is unset in its environment)"
                            : "this client's secret (DIST_STORE_SECRET) is not the job's");
+  if (rank >= 0 && options.world_size > 0 && rank >= options.world_size)
+    return error_reply("this connection from " + session->peer + " claims rank " +
+                       std::to_string(rank) + ", but the store serves a world of " +
+                       std::to_string(options.world_size) +
+                       " ranks (is WORLD_SIZE the same for every process?)");
   if (rank >= 0) {
     auto& slot = ranks[rank];
     const auto holder = slot.lock();
@@ -62,6 +67,8 @@ Bytes TcpStoreServer::Impl::handle_hello(const std::shared_ptr<Session>& session
           ", and this connection from " + session->peer + " claims rank " + std::to_string(rank) +
           " too (were two processes started with RANK=" + std::to_string(rank) + "?)");
     slot = session;
+    session->rank = rank;
+    claimed = ranks.size();
   }
   session->closing = false;
   session->authenticated = true;
@@ -182,6 +189,23 @@ void TcpStoreServer::Impl::finish_waiter(const std::shared_ptr<Waiter>& waiter, 
                                  .finish(options.max_message));
   else waiter->session->respond(status_only(Status::ok));
   waiters.remove(waiter);
+}
+
+void TcpStoreServer::Impl::forget(const Session* session, int rank) {
+  if (const auto it = ranks.find(rank); it != ranks.end()) {
+    const auto holder = it->second.lock();
+    if (!holder || holder.get() == session) ranks.erase(it);
+  }
+  claimed = ranks.size();
+  for (auto it = waiters.begin(); it != waiters.end();) {
+    if ((*it)->session.get() != session) {
+      ++it;
+      continue;
+    }
+    (*it)->done = true;
+    (*it)->timer.cancel();
+    it = waiters.erase(it);
+  }
 }
 
 void TcpStoreServer::Impl::notify_waiters() {

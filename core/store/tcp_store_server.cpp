@@ -67,9 +67,9 @@ TcpStoreServer::TcpStoreServer(const std::string& host, std::uint16_t port,
                        ec.value());
   if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
-    throw BackendError("TcpStore: cannot listen on " + host + ":" + std::to_string(port) + ": " +
-                           ec.message(),
-                       ec.value());
+    throw BackendError(
+        "TcpStore: cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message(),
+        ec.value());
   impl_->port = impl_->acceptor.local_endpoint().port();
   impl_->accept();
   impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
@@ -90,5 +90,7 @@ TcpStoreServer::~TcpStoreServer() {
 std::uint16_t TcpStoreServer::port() const { return impl_->port; }
 
 std::size_t TcpStoreServer::rejected_connections() const { return impl_->rejected.load(); }
+
+std::size_t TcpStoreServer::claimed_ranks() const { return impl_->claimed.load(); }
 
 }  // namespace dist::core

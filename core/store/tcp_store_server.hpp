@@ -20,6 +20,7 @@ struct TcpStoreServerOptions {
   std::size_t max_total = tcp_store::default_max_total;
   std::chrono::milliseconds idle_timeout = tcp_store::default_idle_timeout;
   std::string secret;  // empty: any client is served
+  int world_size = 0;  // ranks a hello may claim are 0..world_size-1 (0: any rank)
 };
 
 class TcpStoreServer {
@@ -34,6 +35,8 @@ class TcpStoreServer {
   std::uint16_t port() const;
   // How many connections were closed for a malformed or oversized message (for tests and logs).
   std::size_t rejected_connections() const;
+  // How many ranks are claimed by open connections (the server remembers no other claims).
+  std::size_t claimed_ranks() const;
 
   struct Impl;
 

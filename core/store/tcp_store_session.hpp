@@ -42,8 +42,10 @@ struct TcpStoreServer::Impl {
   tcp::acceptor acceptor{io};
   TcpStoreServerOptions options;
   std::map<std::string, Bytes, std::less<>> data;
-  std::size_t total = 0;                        // bytes of every key and value in `data`
-  std::map<int, std::weak_ptr<Session>> ranks;  // who claimed each rank in its hello
+  std::size_t total = 0;  // bytes of every key and value in `data`
+  // Who claimed each rank in its hello: open connections only (close() forgets its claim).
+  std::map<int, std::weak_ptr<Session>> ranks;
+  std::atomic<std::size_t> claimed{0};  // ranks.size(), for claimed_ranks()
   std::list<std::shared_ptr<Waiter>> waiters;
   asio::steady_timer retry{io};
   std::uint16_t port = 0;
@@ -63,6 +65,8 @@ struct TcpStoreServer::Impl {
   std::vector<std::string> missing(const std::vector<std::string>& keys) const;
   void notify_waiters();
   void finish_waiter(const std::shared_ptr<Waiter>& waiter, bool timed_out);
+  // A closed connection's rank claim and parked waits.
+  void forget(const Session* session, int rank);
 };
 
 namespace tcp_store_detail {
@@ -85,21 +89,33 @@ class Session : public std::enable_shared_from_this<Session> {
     read_header();
   }
 
+  // Also runs while a wait is parked, so that a client that hangs up then is noticed at once (a
+  // request sent before the wait's answer breaks the protocol: clients send one at a time).
   void read_header() {
+    reading_ = true;
     asio::async_read(socket_, asio::buffer(header_),
                      [self = shared_from_this()](std::error_code ec, std::size_t) {
+      self->reading_ = false;
       if (ec) return self->close();
+      if (self->parked_) return self->reject();
+      if (self->busy_) return void(self->header_waiting_ = true);  // the reply is being written
       self->on_header();
     });
   }
 
   void respond(Bytes frame) {
+    parked_ = false;
     reply_ = std::move(frame);
     asio::async_write(socket_, asio::buffer(reply_),
                       [self = shared_from_this()](std::error_code ec, std::size_t) {
+      self->busy_ = false;
       if (ec) return self->close();
       if (self->closing) return self->reject();  // a refused hello
-      self->read_header();
+      if (self->header_waiting_) {
+        self->header_waiting_ = false;
+        return self->on_header();
+      }
+      if (!self->reading_) self->read_header();
     });
   }
 
@@ -109,17 +125,20 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void close() {
+    if (closed_) return;
     closed_ = true;
     idle_.cancel();
     std::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
+    server_.forget(this, rank);
   }
 
   bool open() const { return !closed_; }
 
   std::string peer;  // the client's address:port, for errors
   bool authenticated = false;
+  int rank = -1;         // the rank its hello claimed (-1: none)
   bool closing = false;  // close once the current reply is written
 
  private:
@@ -159,6 +178,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_request() {
+    busy_ = true;
     Bytes answer;
     try {
       answer = authenticated ? server_.handle(shared_from_this(), body_)
@@ -167,13 +187,19 @@ class Session : public std::enable_shared_from_this<Session> {
       return reject();
     }
     body_ = Bytes();
-    if (!answer.empty()) respond(std::move(answer));
+    if (!answer.empty()) return respond(std::move(answer));
+    parked_ = true;
+    if (!reading_) read_header();  // watch for a hang-up
   }
 
   TcpStoreServer::Impl& server_;
   tcp::socket socket_;
   asio::steady_timer idle_;
   bool closed_ = false;
+  bool busy_ = false;            // a request is being answered (until its reply is written)
+  bool reading_ = false;         // a header read is in flight
+  bool header_waiting_ = false;  // a header arrived while the reply was being written
+  bool parked_ = false;          // a wait is parked, its reply not yet started
   char header_[header_size] = {};
   std::size_t expected_ = 0;
   Bytes body_;

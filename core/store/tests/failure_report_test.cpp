@@ -14,26 +14,18 @@
 #include "core/store/join.hpp"
 #include "core/store/roll_call.hpp"
 #include "core/store/tcp_store.hpp"
+#include "core/store/tests/store_options.hpp"
 #include "dist/errors.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using dist::core::TcpStore;
-using dist::core::TcpStoreOptions;
+using store_test::options;
 using Clock = std::chrono::steady_clock;
 
 // Large enough that one request per member (the old roll call) takes far past the bounds below.
 constexpr int huge_world = 200'000;
-
-TcpStoreOptions options(bool server, std::uint16_t port) {
-  TcpStoreOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.is_server = server;
-  o.timeout = 10s;
-  return o;
-}
 
 std::vector<int> world(int n) {
   std::vector<int> ranks(static_cast<std::size_t>(n));

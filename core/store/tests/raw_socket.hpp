@@ -26,7 +26,11 @@ class RawSocket {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   }
-  ~RawSocket() { ::close(fd_); }
+  ~RawSocket() { close(); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
   bool connected() const { return connected_; }
   void send(const std::string& bytes) {
     (void)!::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -56,12 +60,25 @@ inline std::string frame(std::uint32_t length, const std::string& payload) {
   return out + payload;
 }
 
-// A hello without a rank and with `secret` (empty: none), as the first request of a connection.
-inline std::string hello(const std::string& secret = "") {
-  std::string payload = std::string("\x07\xff\xff\xff\xff\x01", 6);
-  const auto n = static_cast<std::uint32_t>(secret.size());
-  for (int i = 0; i < 4; ++i) payload += static_cast<char>((n >> (8 * i)) & 0xFF);
-  return frame(static_cast<std::uint32_t>(payload.size()), payload + secret);
+inline std::string u32_text(std::uint32_t n) {
+  std::string out;
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((n >> (8 * i)) & 0xFF);
+  return out;
+}
+
+// A hello with `secret` (empty: none) claiming `rank` (-1: none), as a connection's first request.
+inline std::string hello(const std::string& secret = "", std::int32_t rank = -1) {
+  const std::string payload = "\x07" + u32_text(static_cast<std::uint32_t>(rank)) + "\x01" +
+                              u32_text(static_cast<std::uint32_t>(secret.size())) + secret;
+  return frame(static_cast<std::uint32_t>(payload.size()), payload);
+}
+
+// A wait request for one key, with a timeout in milliseconds.
+inline std::string wait_request(const std::string& key, std::uint64_t timeout_ms) {
+  std::string payload = "\x05";
+  for (int i = 0; i < 8; ++i) payload += static_cast<char>((timeout_ms >> (8 * i)) & 0xFF);
+  payload += u32_text(1) + u32_text(static_cast<std::uint32_t>(key.size())) + key;
+  return frame(static_cast<std::uint32_t>(payload.size()), payload);
 }
 
 }  // namespace store_test

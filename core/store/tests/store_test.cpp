@@ -1,7 +1,6 @@
 // The Store contract, checked on all three stores (hash, file, tcp): set/get/wait/add/check
 // semantics, several handles on one store, deadlines that fire and name the missing keys.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +16,7 @@
 #include "core/store/file_store.hpp"
 #include "core/store/hash_store.hpp"
 #include "core/store/tcp_store.hpp"
+#include "core/store/tests/store_options.hpp"
 #include "dist/errors.hpp"
 
 namespace {
@@ -60,20 +60,12 @@ class FileHarness final : public Harness {
 
 class TcpHarness final : public Harness {
  public:
-  TcpHarness() : server_(std::make_shared<dist::core::TcpStore>(options(true, 0))) {}
+  TcpHarness() : server_(std::make_shared<dist::core::TcpStore>(store_test::options(true, 0))) {}
   std::shared_ptr<Store> open() override {
-    return std::make_shared<dist::core::TcpStore>(options(false, server_->port()));
+    return std::make_shared<dist::core::TcpStore>(store_test::options(false, server_->port()));
   }
 
  private:
-  static dist::core::TcpStoreOptions options(bool server, std::uint16_t port) {
-    dist::core::TcpStoreOptions o;
-    o.host = "127.0.0.1";
-    o.port = port;
-    o.is_server = server;
-    o.timeout = 10s;
-    return o;
-  }
   std::shared_ptr<dist::core::TcpStore> server_;
 };
 

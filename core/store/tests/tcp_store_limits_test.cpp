@@ -13,6 +13,7 @@
 
 #include "core/store/tcp_store.hpp"
 #include "core/store/tests/raw_socket.hpp"
+#include "core/store/tests/store_options.hpp"
 #include "dist/errors.hpp"
 
 namespace {
@@ -20,20 +21,11 @@ namespace {
 using namespace std::chrono_literals;
 using dist::core::Bytes;
 using dist::core::TcpStore;
-using dist::core::TcpStoreOptions;
 using store_test::Clock;
 using store_test::frame;
 using store_test::hello;
+using store_test::options;
 using store_test::RawSocket;
-
-TcpStoreOptions options(bool server, std::uint16_t port) {
-  TcpStoreOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.is_server = server;
-  o.timeout = 5s;
-  return o;
-}
 
 // The message of the error `f` throws as E ("" when it throws nothing).
 template <class E, class F>
@@ -150,6 +142,71 @@ TEST(TcpStoreLimits, ADuplicateRankIsRefusedNamingBothConnections) {
     if (!again.empty()) std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(again, "");
+}
+
+// A client blocked in a wait is still connected: a second claim of its rank is refused, naming
+// both; a client that hangs up while parked frees its rank at once (not at the wait's timeout).
+TEST(TcpStoreLimits, ADuplicateRankIsRefusedWhileTheFirstIsParkedInAWait) {
+  TcpStore server(options(true, 0));
+  auto first = options(false, server.port());
+  first.rank = 1;
+  TcpStore holder(first);
+  std::string waited = "not returned";
+  std::jthread parked([&] { waited = error_of<dist::Error>([&] { holder.wait({"go"}, 20s); }); });
+  std::this_thread::sleep_for(200ms);  // the wait is parked in the server
+  const auto refused = error_of<dist::BackendError>([&] { TcpStore second(first); });
+  EXPECT_TRUE(contains(refused, "rank 1 is already connected from 127.0.0.1:")) << refused;
+  EXPECT_TRUE(contains(refused, "this connection from 127.0.0.1:")) << refused;
+  server.set("go", {});
+  parked.join();
+  EXPECT_EQ(waited, "") << "the parked wait failed";
+
+  RawSocket raw(server.port());  // claims rank 2, parks a long wait, hangs up
+  raw.send(hello("", 2) + store_test::wait_request("never", 600'000));
+  std::this_thread::sleep_for(200ms);
+  auto other = options(false, server.port());
+  other.rank = 2;
+  EXPECT_NE(error_of<dist::BackendError>([&] { TcpStore c(other); }), "");  // still connected
+  raw.close();
+  std::string again = "not tried";
+  const auto start = Clock::now();
+  for (auto until = start + 2s; !again.empty() && Clock::now() < until;) {
+    again = error_of<dist::BackendError>([&] { TcpStore later(other); });
+    if (!again.empty()) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(again, "") << "a hung-up client parked in a wait still holds its rank";
+}
+
+// Without a secret anyone may claim ranks: the server keeps the claims of open connections only,
+// and, given the world size, refuses ranks outside it.
+TEST(TcpStoreLimits, RankClaimsAreBoundedByOpenConnectionsAndTheWorld) {
+  TcpStore store(options(true, 0));
+  const auto* server = store.server();
+  std::vector<std::unique_ptr<RawSocket>> raws;
+  for (int i = 0; i < 200; ++i) {
+    raws.push_back(std::make_unique<RawSocket>(store.port()));
+    raws.back()->send(hello("", 1000 + i));
+  }
+  for (auto until = Clock::now() + 3s; server->claimed_ranks() < 200 && Clock::now() < until;)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server->claimed_ranks(), 200u);
+  raws.clear();
+  for (auto until = Clock::now() + 3s; server->claimed_ranks() > 0 && Clock::now() < until;)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server->claimed_ranks(), 0u) << "the claims of closed connections are kept";
+
+  auto o = options(true, 0);
+  o.world_size = 4;
+  TcpStore world(o);
+  auto client = options(false, world.port());
+  client.rank = 7;
+  const auto outside = error_of<dist::BackendError>([&] { TcpStore c(client); });
+  EXPECT_TRUE(contains(outside, "claims rank 7, but the store serves a world of 4 ranks"))
+      << outside;
+  EXPECT_EQ(world.server()->claimed_ranks(), 0u);
+  client.rank = 3;
+  TcpStore inside(client);
+  EXPECT_EQ(world.server()->claimed_ranks(), 1u);
 }
 
 TEST(TcpStoreLimits, AServerWithASecretRefusesClientsWithoutIt) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/store/tests/raw_socket.hpp"
+#include "core/store/tests/store_options.hpp"
 #include "dist/errors.hpp"
 #include "testing/ports.hpp"
 
@@ -25,22 +26,13 @@ namespace {
 using namespace std::chrono_literals;
 using dist::core::Bytes;
 using dist::core::TcpStore;
-using dist::core::TcpStoreOptions;
 using dist::core::to_bytes;
+using store_test::options;
 using Clock = std::chrono::steady_clock;
 using store_test::frame;
 using store_test::hello;
 using store_test::RawSocket;
 using test_support::free_port;
-
-TcpStoreOptions options(bool server, std::uint16_t port, std::chrono::milliseconds timeout = 10s) {
-  TcpStoreOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.is_server = server;
-  o.timeout = timeout;
-  return o;
-}
 
 TEST(TcpStore, ServesManyClientThreads) {
   TcpStore server(options(true, 0));
@@ -57,7 +49,8 @@ TEST(TcpStore, ServesManyClientThreads) {
       client.wait(all, 10s);
       bool good = true;
       for (int u = 0; u < threads; ++u)
-        good = good && client.get("from" + std::to_string(u), 1s) == to_bytes(std::to_string(u * 10));
+        good =
+            good && client.get("from" + std::to_string(u), 1s) == to_bytes(std::to_string(u * 10));
       ok[static_cast<std::size_t>(t)] = good ? 1 : 0;
     });
   workers.clear();
@@ -84,8 +77,7 @@ TEST(TcpStore, PortInUseIsAClearError) {
     TcpStore second(options(true, port));
     FAIL() << "a second server bound the same port";
   } catch (const dist::BackendError& e) {
-    const std::string expected =
-        "port " + std::to_string(port) + " on 127.0.0.1 is already in use";
+    const std::string expected = "port " + std::to_string(port) + " on 127.0.0.1 is already in use";
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
   }
   first.set("still", to_bytes("works"));
@@ -127,8 +119,8 @@ TEST(TcpStore, LosingTheServerIsAnErrorNotAHang) {
   client.set("k", {});
   server.reset();
   const auto start = Clock::now();
-  EXPECT_THROW(client.get("k", 500ms), dist::Error);   // the connection breaks
-  EXPECT_THROW(client.set("k", {}), dist::Error);      // a short reconnect attempt, not 60 s
+  EXPECT_THROW(client.get("k", 500ms), dist::Error);  // the connection breaks
+  EXPECT_THROW(client.set("k", {}), dist::Error);     // a short reconnect attempt, not 60 s
   EXPECT_THROW(client.add("n", 1), dist::Error);
   EXPECT_LT(Clock::now() - start, 10s);
 }
@@ -186,12 +178,16 @@ TEST(TcpStore, GarbageBytesCloseOnlyThatConnection) {
   expect_rejected(server, existing, frame(3, std::string("\x63\x01\x02", 3)));  // unknown command
   expect_rejected(server, existing, frame(0, ""));                              // empty message
   // A set whose key claims 1000 bytes in a 9-byte message.
-  expect_rejected(server, existing, frame(9, std::string("\x01\xe8\x03\x00\x00" "abcd", 9)));
+  expect_rejected(server, existing,
+                  frame(9, std::string("\x01\xe8\x03\x00\x00"
+                                       "abcd",
+                                       9)));
   // A valid get followed by trailing bytes.
   expect_rejected(server, existing, frame(8, std::string("\x02\x01\x00\x00\x00kXX", 8)));
   // A wait claiming 2^32-1 keys.
-  expect_rejected(server, existing,
-                  frame(13, std::string("\x05\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff", 13)));
+  expect_rejected(
+      server, existing,
+      frame(13, std::string("\x05\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff", 13)));
   EXPECT_EQ(existing.add("served", 0), 6);
 }
 
@@ -219,9 +215,11 @@ TEST(TcpStore, ClientHangingUpMidMessageDoesNotDisturbTheServer) {
   expect_rejected(server, existing, frame(100, "\x01\x05"), true);
   expect_rejected(server, existing, "\x10\x00", true);
   // A parked wait whose client vanishes.
-  expect_rejected(server, existing,
-                  frame(18, std::string("\x05\x10\x27\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00q", 18)),
-                  true);
+  expect_rejected(
+      server, existing,
+      frame(18, std::string("\x05\x10\x27\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00q",
+                            18)),
+      true);
   existing.set("q", {});
   EXPECT_EQ(existing.add("served", 0), 3);
 }
