@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/store/tcp_store.hpp"
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
 #include "dist/sim.hpp"
@@ -29,13 +30,18 @@ std::string text(float v) {
   char buf[64];
   return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
-template <class T> std::string text(T v) { return std::to_string(v); }
-template <class T> std::string text(const std::vector<T>& v) {
+template <class T>
+std::string text(T v) {
+  return std::to_string(v);
+}
+template <class T>
+std::string text(const std::vector<T>& v) {
   std::string out = "[";
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? " " : "") + text(v[i]);
   return out + "]";
 }
-template <class T> std::string text(const std::vector<std::vector<T>>& v) {
+template <class T>
+std::string text(const std::vector<std::vector<T>>& v) {
   std::string out;
   for (const auto& x : v) out += text(x);
   return out.empty() ? "-" : out;
@@ -44,7 +50,8 @@ template <class T> std::string text(const std::vector<std::vector<T>>& v) {
 // Exact-sum float inputs: multiples of 1/8 of small magnitude, so every order of summation agrees.
 std::vector<float> floats(int rank, int count) {
   std::vector<float> v;
-  for (int i = 0; i < count; ++i) v.push_back(0.125f * static_cast<float>((rank + 1) * (i + 3) % 17) - 1.0f);
+  for (int i = 0; i < count; ++i)
+    v.push_back(0.125f * static_cast<float>((rank + 1) * (i + 3) % 17) - 1.0f);
   return v;
 }
 
@@ -83,7 +90,9 @@ void rooted(int rank, int n, const Emit& emit) {
          (rank == root ? " " + text(r) : ""));
   }
   emit("all_gather: " + text(dist::all_gather(floats(rank, 2))));
-  emit("gather: " + text(dist::gather(std::vector<std::uint8_t>{static_cast<std::uint8_t>(rank * 7), 255}, n - 1)));
+  emit("gather: " +
+       text(dist::gather(std::vector<std::uint8_t>{static_cast<std::uint8_t>(rank * 7), 255},
+                         n - 1)));
   std::vector<std::vector<double>> chunks;
   for (int r = 0; r < n; ++r) chunks.push_back({r * 1.5, -r * 0.25});
   std::vector<double> out(2);
@@ -106,7 +115,8 @@ void p2p_and_groups(int rank, int n, const Emit& emit) {
   const dist::Group group = dist::new_group(evens);
   std::vector<float> e = floats(rank, 3);
   if (group.is_member()) dist::all_reduce(e, "sum", group);
-  emit("evens group: " + (group.is_member() ? std::to_string(dist::get_rank(group)) + " " + text(e) : "-"));
+  emit("evens group: " +
+       (group.is_member() ? std::to_string(dist::get_rank(group)) + " " + text(e) : "-"));
 }
 
 void helpers(int rank, int n, const Emit& emit) {
@@ -115,12 +125,14 @@ void helpers(int rank, int n, const Emit& emit) {
   for (const auto& s : names) joined += s + ",";
   emit("all_gather_object: " + joined);
   const auto g = dist::gather_object(std::map<std::string, int>{{"rank", rank}}, 0);
-  emit("gather_object: " + (g ? std::to_string(g->size()) + " from " + std::to_string(g->back().at("rank")) : "-"));
+  emit("gather_object: " +
+       (g ? std::to_string(g->size()) + " from " + std::to_string(g->back().at("rank")) : "-"));
   std::vector<std::string> list{"x", "y"};
   if (rank == n - 1) list = {"from", "last"};
   dist::broadcast_object_list(list, n - 1);
   emit("broadcast_object_list: " + list[0] + " " + list[1]);
-  std::map<std::string, std::vector<float>> dict{{"b", floats(rank, 2)}, {"a", {static_cast<float>(rank) * 0.5f}}};
+  std::map<std::string, std::vector<float>> dict{{"b", floats(rank, 2)},
+                                                 {"a", {static_cast<float>(rank) * 0.5f}}};
   dist::all_reduce_dict(dict, "mean");
   emit("all_reduce_dict mean: a " + text(dict["a"]) + " b " + text(dict["b"]));
   const auto seeds = dist::all_gather_object(dist::sync_random_seed());
@@ -147,7 +159,8 @@ void control(int rank, const Emit& emit) {
   const long long arrived = now();
   dist::barrier();
   const long long left = now();
-  const auto arrivals = dist::all_gather_object(arrived), departures = dist::all_gather_object(left);
+  const auto arrivals = dist::all_gather_object(arrived),
+             departures = dist::all_gather_object(left);
   bool ok = true;
   for (long long a : arrivals)
     for (long long d : departures) ok = ok && a <= d;
@@ -160,16 +173,20 @@ struct Args {
   int kill_rank = -1, kill_step = -1;
   bool fan_in = false;  // before kill_step, every other rank receives from the victim
   int timeout_ms = 20000;
+  bool secret_check = false;  // instead of the workload: the store's secret (secret_test.cpp)
 };
 
 void workload(const Args& args, const Emit& emit) {
   const int rank = dist::get_rank(), n = dist::get_world_size();
-  const std::vector<std::function<void()>> steps{
-      [&] { emit("world: rank " + std::to_string(rank) + " of " + std::to_string(n) + ", local " +
-                 std::to_string(dist::get_local_rank()) + " of " + std::to_string(dist::get_local_size())); },
-      [&] { reductions(rank, emit); }, [&] { rooted(rank, n, emit); },
-      [&] { p2p_and_groups(rank, n, emit); }, [&] { helpers(rank, n, emit); },
-      [&] { control(rank, emit); }};
+  const std::vector<std::function<void()>> steps{[&] {
+    emit("world: rank " + std::to_string(rank) + " of " + std::to_string(n) + ", local " +
+         std::to_string(dist::get_local_rank()) + " of " + std::to_string(dist::get_local_size()));
+                                                 },
+                                                 [&] {
+    reductions(rank, emit);
+  },
+      [&] { rooted(rank, n, emit); }, [&] { p2p_and_groups(rank, n, emit); },
+      [&] { helpers(rank, n, emit); }, [&] { control(rank, emit); }};
   for (int step = 0; step < static_cast<int>(steps.size()); ++step) {
     if (rank == args.kill_rank && step == args.kill_step) ::raise(SIGKILL);
     if (args.fan_in && step == args.kill_step) {  // each survivor waits on the victim alone
@@ -191,8 +208,38 @@ Args parse(int argc, char** argv) {
     else if (flag == "--kill-step") a.kill_step = std::atoi(value.c_str());
     else if (flag == "--fan-in") a.fan_in = value == "yes";
     else if (flag == "--timeout-ms") a.timeout_ms = std::atoi(value.c_str());
+    else if (flag == "--secret-check") a.secret_check = value == "yes";
   }
   return a;
+}
+
+// One collective, the secret this rank was given, and (on rank 1, while rank 0's store is up) what
+// the store answers a stranger without the secret and one with a wrong secret.
+void secret_check() {
+  const int rank = dist::get_rank();
+  std::vector<int> sum{rank + 1};
+  dist::all_reduce(sum);
+  std::printf("all_reduce: %d\n", sum[0]);
+  const char* secret = std::getenv("DIST_STORE_SECRET");
+  std::printf("secret: %s\n", secret ? secret : "<unset>");
+  if (rank == 1) {
+    for (const std::string wrong : {"", "not-the-job-secret"}) {
+      dist::core::TcpStoreOptions o;
+      o.host = std::getenv("MASTER_ADDR");
+      o.port = static_cast<std::uint16_t>(std::atoi(std::getenv("MASTER_PORT")));
+      o.timeout = std::chrono::seconds(2);
+      o.secret = wrong;
+      const char* who = wrong.empty() ? "no secret" : "a wrong secret";
+      try {
+        dist::core::TcpStore stranger(o);
+        std::printf("stranger with %s: served\n", who);
+      } catch (const std::exception& e) {
+        std::printf("stranger with %s: refused: %s\n", who, e.what());
+      }
+    }
+  }
+  std::fflush(stdout);
+  dist::barrier();  // rank 0 keeps the store up until rank 1 has tried
 }
 
 int run_sim(const Args& args) {
@@ -214,7 +261,11 @@ int main(int argc, char** argv) {
     if (args.launcher == "sim") return run_sim(args);
     dist::init_dist(args.launcher, dist::Backend::gloo,
                     {.timeout = std::chrono::milliseconds(args.timeout_ms)});
-    workload(args, [](const std::string& line) { std::printf("%s\n", line.c_str()), std::fflush(stdout); });
+    if (args.secret_check) secret_check();
+    else
+      workload(args, [](const std::string& line) {
+        std::printf("%s\n", line.c_str()), std::fflush(stdout);
+      });
     dist::destroy_dist();
   } catch (const dist::RankFailure& e) {
     std::fprintf(stderr, "workload: RankFailure (lost rank %d): %s\n", e.failed_rank(), e.what());
