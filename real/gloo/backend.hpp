@@ -27,11 +27,11 @@ namespace dist::real {
 
 // What a rank needs to join a gloo group.
 struct GlooGroupSpec {
-  std::shared_ptr<core::Store> store;             // the job's store
-  std::string prefix;                             // unique per group: its keys live under it
+  std::shared_ptr<core::Store> store;  // the job's store
+  std::string prefix;                  // unique per group: its keys live under it
   std::shared_ptr<::gloo::transport::Device> device;
-  std::vector<int> global_ranks;                  // the members' world ranks, in group order
-  int rank = 0;                                   // the caller's rank in the group
+  std::vector<int> global_ranks;  // the members' world ranks, in group order
+  int rank = 0;                   // the caller's rank in the group
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
 };
 
@@ -55,6 +55,9 @@ class GlooBackend final : public core::BackendImpl {
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
+  // The recv of a send's ack (the receiver's count and dtype), posted early (p2p.cpp).
+  struct PostedAck;
+
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;
   Work scatter(core::Buf input, core::Buf output, int root) override;
@@ -65,19 +68,22 @@ class GlooBackend final : public core::BackendImpl {
  private:
   // Runs one collective: assigns its sequence number (in its gloo tag), checks that every rank
   // makes the same call (DIST_DEBUG=detail) and maps gloo's errors.
-  template <class F> Work collective(const core::Fingerprint& call, F&& body);
+  template <class F>
+  Work collective(const core::Fingerprint& call, F&& body);
   void check_same_call(const core::Fingerprint& mine, std::uint32_t sequence);
-  std::uint64_t next_p2p_slot(std::map<std::pair<int, int>, std::uint32_t>& counters, int peer,
-                              int tag);
+  std::shared_ptr<PostedAck> post_ack(int dst, std::uint64_t slot);
 
   GlooGroupSpec spec_;
   std::shared_ptr<::gloo::Context> context_;
   std::shared_ptr<ErrorMapper> errors_;  // shared with pending p2p works
-  bool check_calls_ = false;              // DIST_DEBUG=detail
+  bool check_calls_ = false;             // DIST_DEBUG=detail
   std::uint32_t sequence_ = 0;
   int splits_ = 0;
   std::map<std::pair<int, int>, std::uint32_t> sends_;  // (peer, tag) -> messages so far
   std::map<std::pair<int, int>, std::uint32_t> recvs_;
+  // (peer, tag) -> the recv of the next send's ack, posted with the previous send so that a
+  // receiver that is ready first answers at once and the send's wait() does not wait for it.
+  std::map<std::pair<int, int>, std::shared_ptr<PostedAck>> next_acks_;
 };
 
 }  // namespace dist::real
