@@ -163,7 +163,10 @@ TEST(TcpStoreLimits, ADuplicateRankIsRefusedWhileTheFirstIsParkedInAWait) {
 
   RawSocket raw(server.port());  // claims rank 2, parks a long wait, hangs up
   raw.send(hello("", 2) + store_test::wait_request("never", 600'000));
-  std::this_thread::sleep_for(200ms);
+  for (auto until = Clock::now() + 5s;
+       server.server()->claimed_ranks() < 2 && Clock::now() < until;)
+    std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(100ms);  // and its wait parked
   auto other = options(false, server.port());
   other.rank = 2;
   EXPECT_NE(error_of<dist::BackendError>([&] { TcpStore c(other); }), "");  // still connected
