@@ -2,8 +2,11 @@
 // and reports every rank's outcome.
 #include <pthread.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +25,8 @@ std::string fault_text(const Fault& f) {
   const std::string at = std::to_string(f.rank) + ", " + std::to_string(f.at_call);
   switch (f.kind) {
     case Fault::Kind::kill: return "Fault::kill(" + at + ")";
-    case Fault::Kind::delay: return "Fault::stall(" + at + ", " + std::to_string(f.delay.count()) + "ms)";
+    case Fault::Kind::delay:
+      return "Fault::stall(" + at + ", " + std::to_string(f.delay.count()) + "ms)";
     case Fault::Kind::fail: return "Fault::fail(" + at + ", \"" + f.message + "\")";
   }
   return "Fault";
@@ -32,12 +36,13 @@ std::string fault_text(const Fault& f) {
 std::string to_string(const Cluster& c) {
   std::string out = "Cluster{.nodes = " + std::to_string(c.nodes) +
                     ", .ranks_per_node = " + std::to_string(c.ranks_per_node) +
-                    ", .timeout = " + std::to_string(c.timeout.count()) + "ms, .seed = " +
-                    std::to_string(c.seed) + ", .schedule = " +
+                    ", .timeout = " + std::to_string(c.timeout.count()) +
+                    "ms, .seed = " + std::to_string(c.seed) + ", .schedule = " +
                     (c.schedule == Schedule::deterministic ? "deterministic" : "concurrent");
   if (!c.faults.empty()) {
     out += ", .faults = {";
-    for (std::size_t i = 0; i < c.faults.size(); ++i) out += (i ? ", " : "") + fault_text(c.faults[i]);
+    for (std::size_t i = 0; i < c.faults.size(); ++i)
+      out += (i ? ", " : "") + fault_text(c.faults[i]);
     out += "}";
   }
   if (!c.trace.empty()) out += ", .trace = \"" + c.trace + "\"";
@@ -62,7 +67,8 @@ void check_fault(const Fault& f, std::size_t index, int world_size) {
 
 namespace detail {
 void check_cluster(const Cluster& c) {
-  if (c.nodes < 1) throw InvalidArgument("sim::run: Cluster.nodes must be >= 1, got " + std::to_string(c.nodes));
+  if (c.nodes < 1)
+    throw InvalidArgument("sim::run: Cluster.nodes must be >= 1, got " + std::to_string(c.nodes));
   if (c.ranks_per_node < 1)
     throw InvalidArgument("sim::run: Cluster.ranks_per_node must be >= 1, got " +
                           std::to_string(c.ranks_per_node));
@@ -72,8 +78,7 @@ void check_cluster(const Cluster& c) {
                           " × " + std::to_string(c.ranks_per_node) + " = " + std::to_string(ranks) +
                           " ranks, more than Cluster::max_world_size = " +
                           std::to_string(Cluster::max_world_size) + " (one thread per rank)");
-  if (c.timeout.count() <= 0)
-    throw InvalidArgument("sim::run: Cluster.timeout must be positive");
+  if (c.timeout.count() <= 0) throw InvalidArgument("sim::run: Cluster.timeout must be positive");
   for (std::size_t i = 0; i < c.faults.size(); ++i)
     check_fault(c.faults[i], i, static_cast<int>(ranks));
 }
@@ -96,8 +101,9 @@ std::unique_ptr<core::Context> make_context(World& world, int rank) {
   std::seed_seq seeds{static_cast<std::uint32_t>(c.seed), static_cast<std::uint32_t>(c.seed >> 32),
                       static_cast<std::uint32_t>(rank)};
   ctx->rng.seed(seeds);
-  ctx->world = core::make_group_state(*ctx, world.world_comm()->members,
-                                      std::make_shared<SimBackend>(world, world.world_comm(), rank));
+  ctx->world =
+      core::make_group_state(*ctx, world.world_comm()->members,
+                             std::make_shared<SimBackend>(world, world.world_comm(), rank));
   const int node = rank / c.ranks_per_node;
   ctx->local = core::make_group_state(
       *ctx, node_ranks(c, node),
@@ -131,6 +137,8 @@ std::string describe_error(const std::exception_ptr& e) {
     std::rethrow_exception(e);
   } catch (const Error& err) {
     return std::string(error_class(err.code())) + ": " + err.what();
+  } catch (const std::bad_alloc& err) {
+    return std::string("out of memory (") + err.what() + ")";
   } catch (const std::exception& err) {
     return std::string("exception: ") + err.what();
   } catch (...) {
@@ -153,7 +161,11 @@ void* rank_main(void* arg) {
       task->outcome.error = std::current_exception();
     }
   }
-  task->outcome.message = task->outcome.error ? describe_error(task->outcome.error) : "ok";
+  try {
+    task->outcome.message = task->outcome.error ? describe_error(task->outcome.error) : "ok";
+  } catch (const std::bad_alloc&) {  // no memory left even for the message
+    task->outcome.message = "out of memory";
+  }
   task->world->finish(rank, task->outcome.error, task->outcome.message);
   return nullptr;
 }
@@ -182,8 +194,9 @@ ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
                     std::to_string(outcomes.size()) + " ranks failed\n  reproduce with " +
                     to_string(cluster);
   if (cluster.schedule == Schedule::concurrent)
-    msg += "\n  (the interleaving of a concurrent run is the OS's; set .schedule = "
-           "dist::sim::Schedule::deterministic to replay it exactly from the seed)";
+    msg +=
+        "\n  (the interleaving of a concurrent run is the OS's; set .schedule = "
+        "dist::sim::Schedule::deterministic to replay it exactly from the seed)";
   // Ranks with the same outcome are listed together, so a 256-rank failure stays readable.
   std::vector<bool> listed(outcomes.size(), false);
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
@@ -197,7 +210,8 @@ ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
     std::string text = outcomes[i].message;
     for (std::size_t p = text.find('\n'); p != std::string::npos; p = text.find('\n', p + 1))
       text.insert(p + 1, "    ");
-    msg += "\n  " + std::string(same.size() > 1 ? "ranks " : "rank ") + rank_list(same) + ": " + text;
+    msg +=
+        "\n  " + std::string(same.size() > 1 ? "ranks " : "rank ") + rank_list(same) + ": " + text;
   }
   const ErrorCode code = run_error_code(outcomes);
   throw RunError(code, msg, std::move(outcomes));
@@ -210,14 +224,26 @@ namespace detail {
 
 void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body) {
   detail::check_cluster(cluster);
-  World world(cluster);
   const int n = cluster.world_size();
+  std::optional<World> built;
   std::vector<std::unique_ptr<core::Context>> contexts;
-  std::vector<RankTask> tasks(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    contexts.push_back(make_context(world, r));
-    tasks[static_cast<std::size_t>(r)] = {&world, contexts.back().get(), &body, {}};
+  std::vector<RankTask> tasks;
+  try {
+    World& world = built.emplace(cluster);
+    tasks.resize(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      contexts.push_back(make_context(world, r));
+      tasks[static_cast<std::size_t>(r)] = {&world, contexts.back().get(), &body, {}};
+    }
+  } catch (const std::bad_alloc&) {
+    contexts.clear();
+    built.reset();
+    throw RunError(ErrorCode::backend,
+                   "dist::sim::run: out of memory while setting up " + std::to_string(n) +
+                       " ranks, before any ran\n  reproduce with " + to_string(cluster),
+                   {});
   }
+  World& world = *built;
   const LiveRun live(contexts);  // from here on, an unbound thread's dist:: calls are refused
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -227,7 +253,10 @@ void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& bo
     pthread_t t;
     if (const int rc = pthread_create(&t, &attr, rank_main, &tasks[static_cast<std::size_t>(r)])) {
       // The ranks that never started count as failed, so the started ones cannot wait on them.
-      const std::string why = std::string("could not start the rank thread: ") + std::strerror(rc);
+      const std::string why = std::string("could not start the rank thread: ") + std::strerror(rc) +
+                              (rc == EAGAIN ? " (out of memory or over the OS's thread limit; a "
+                                              "smaller Cluster::stack_size needs less)"
+                                            : "");
       for (int k = r; k < n; ++k) {
         auto& o = tasks[static_cast<std::size_t>(k)].outcome;
         o = {k, std::make_exception_ptr(RankFailure(why, k)), why};

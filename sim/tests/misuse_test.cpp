@@ -2,8 +2,11 @@
 // thread (and how ScopedRank binds one), invalid faults and clusters too large to run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <numeric>
@@ -216,3 +219,28 @@ TEST(ClusterChecks, OverflowingAndHugeShapesAreRejectedBeforeAllocating) {
 }
 
 }  // namespace
+
+// A world too large for the memory at hand ends in a RunError that says so, not in an uncaught
+// std::bad_alloc. In a child process whose address space is capped at 1 GiB (EXPECT_EXIT).
+void run_out_of_memory() {
+  const rlimit cap{.rlim_cur = rlim_t{1} << 30, .rlim_max = rlim_t{1} << 30};
+  if (::setrlimit(RLIMIT_AS, &cap) != 0) std::_Exit(4);
+  try {
+    dist::sim::run({.nodes = 2, .ranks_per_node = 4096, .stack_size = 64 << 10},
+                   [] { dist::barrier(); });
+  } catch (const dist::sim::RunError& e) {
+    std::fprintf(stderr, "RunError: %s\n", e.what());
+    std::_Exit(0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "other: %s\n", e.what());
+  }
+  std::_Exit(3);
+}
+
+TEST(ClusterChecksDeathTest, RunningOutOfMemoryIsARunError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory does not fit under an address-space cap";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run_out_of_memory(), ::testing::ExitedWithCode(0), "RunError: .*out of memory");
+}
