@@ -80,9 +80,10 @@ Bytes Reader::bytes() {
   return Bytes(p, p + n);
 }
 
-std::vector<std::string> Reader::strings() {
+std::vector<std::string> Reader::strings(std::size_t max_count) {
   const std::size_t n = u32();
   if (n > (data_.size() - pos_) / 4) throw ProtocolError("key count exceeds the message");
+  if (n > max_count) throw TooManyKeys(n, max_count);
   std::vector<std::string> keys;
   keys.reserve(n);
   for (std::size_t i = 0; i < n; ++i) keys.push_back(str());

@@ -17,6 +17,10 @@ namespace dist::core::tcp_store {
 inline constexpr std::size_t default_max_message = std::size_t{64} << 20;  // 64 MiB
 inline constexpr std::size_t default_max_value = std::size_t{16} << 20;    // 16 MiB
 inline constexpr std::size_t default_max_total = std::size_t{512} << 20;   // 512 MiB
+// Keys in one request's list (wait, check, missing) or one reply's: a decoded key costs
+// sizeof(std::string) (32 B) against 4 B on the wire, so this, not the message cap, bounds the
+// decoded list to max_keys * 32 B plus the message's own bytes (32 MiB + 64 MiB by default).
+inline constexpr std::size_t default_max_keys = std::size_t{1} << 20;
 inline constexpr std::chrono::milliseconds default_idle_timeout{10'000};
 // The cap on a connection's messages until its hello is accepted.
 inline constexpr std::size_t max_hello = 4096;
@@ -38,6 +42,16 @@ enum class Status : std::uint8_t { ok = 0, missing = 1, timeout = 2, error = 3 }
 // A payload that does not parse (truncated field, unknown command, trailing bytes).
 struct ProtocolError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// A well-formed list longer than the reader allows: thrown before any key is decoded.
+struct TooManyKeys : ProtocolError {
+  TooManyKeys(std::size_t n, std::size_t max)
+      : ProtocolError("a list of " + std::to_string(n) + " keys exceeds the limit of " +
+                      std::to_string(max)),
+        count(n),
+        limit(max) {}
+  std::size_t count, limit;
 };
 
 // Builds a frame: the 4-byte header is filled in by finish().
@@ -66,7 +80,9 @@ class Reader {
   std::uint64_t u64();
   std::string str();
   Bytes bytes();
-  std::vector<std::string> strings();
+  // A list of at most max_count strings (else TooManyKeys); a count that the bytes left cannot
+  // hold (4 per string) is a ProtocolError. Either is raised before anything is allocated.
+  std::vector<std::string> strings(std::size_t max_count);
   // Throws ProtocolError unless every byte was consumed.
   void done() const;
 

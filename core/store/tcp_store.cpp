@@ -177,6 +177,26 @@ Bytes frame_of(Writer& w, std::size_t max_message, const std::string& what) {
   throw BackendError("TcpStore: unexpected reply " + std::to_string(static_cast<int>(status)) +
                      " to " + what);
 }
+
+// The keys a reply lists: a subset of the `asked` keys of the request, so never more of them
+// (checked before any is decoded).
+std::vector<std::string> reply_keys(Reader& in, std::size_t asked, const std::string& what) {
+  try {
+    return in.strings(asked);
+  } catch (const TooManyKeys& e) {
+    throw BackendError("TcpStore: the store's reply to " + what + " lists " +
+                       std::to_string(e.count) + " keys, more than the " + std::to_string(asked) +
+                       " asked about");
+  }
+}
+
+// A wait or check over max_keys is refused here, as the server would (missing() is batched).
+void check_key_count(std::size_t keys, std::size_t max_keys, const std::string& what) {
+  if (keys > max_keys)
+    throw InvalidArgument("TcpStore " + what + ": " + std::to_string(keys) +
+                          " keys exceed the limit of " + std::to_string(max_keys) +
+                          " keys per request (TcpStoreOptions::max_keys)");
+}
 }  // namespace
 
 TcpStore::TcpStore(TcpStoreOptions options) : options_(std::move(options)) {
@@ -186,8 +206,13 @@ TcpStore::TcpStore(TcpStoreOptions options) : options_(std::move(options)) {
   if (options_.is_server) {
     server_ = std::make_unique<TcpStoreServer>(
         options_.host, options_.port,
-        TcpStoreServerOptions{options_.max_message, options_.max_value, options_.max_total,
-                              options_.idle_timeout, options_.secret, options_.world_size});
+        TcpStoreServerOptions{.max_message = options_.max_message,
+                              .max_value = options_.max_value,
+                              .max_total = options_.max_total,
+                              .max_keys = options_.max_keys,
+                              .idle_timeout = options_.idle_timeout,
+                              .secret = options_.secret,
+                              .world_size = options_.world_size});
     options_.port = server_->port();
   }
   set_timeout(options_.timeout);
@@ -218,6 +243,7 @@ void TcpStore::do_set_within(const std::string& key, const Bytes& value,
 }
 
 void TcpStore::do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  check_key_count(keys.size(), options_.max_keys, "wait");
   Writer w;
   w.u8(static_cast<std::uint8_t>(Command::wait)).u64(static_cast<std::uint64_t>(timeout.count()));
   const Bytes frame = frame_of(w.strings(keys), options_.max_message, "wait");
@@ -225,7 +251,8 @@ void TcpStore::do_wait(const std::vector<std::string>& keys, std::chrono::millis
   Reader in(reply);
   const Status s = status_of(in);
   if (s == Status::timeout)
-    store_detail::throw_timeout("TcpStore " + client_->where, timeout, in.strings());
+    store_detail::throw_timeout("TcpStore " + client_->where, timeout,
+                                reply_keys(in, keys.size(), "wait"));
   if (s != Status::ok) throw_reply(in, s, "wait");
 }
 
@@ -255,6 +282,7 @@ std::int64_t TcpStore::do_add(const std::string& key, std::int64_t delta) {
 }
 
 bool TcpStore::do_check(const std::vector<std::string>& keys) {
+  check_key_count(keys.size(), options_.max_keys, "check");
   Writer w;
   const Bytes frame = frame_of(w.u8(static_cast<std::uint8_t>(Command::check)).strings(keys),
                                options_.max_message, "check");
@@ -271,7 +299,8 @@ std::vector<std::string> TcpStore::do_missing(const std::vector<std::string>& ke
   std::vector<std::string> out;
   for (std::size_t begin = 0; begin < keys.size();) {
     std::size_t end = begin, bytes = 0;
-    while (end < keys.size() && (end == begin || bytes + keys[end].size() + 4 <= budget))
+    while (end < keys.size() && end - begin < std::max<std::size_t>(options_.max_keys, 1) &&
+           (end == begin || bytes + keys[end].size() + 4 <= budget))
       bytes += keys[end++].size() + 4;
     Writer w;
     w.u8(static_cast<std::uint8_t>(Command::missing));
@@ -281,7 +310,7 @@ std::vector<std::string> TcpStore::do_missing(const std::vector<std::string>& ke
         client_->exchange(frame_of(w, options_.max_message, "missing"), deadline, "missing");
     Reader in(reply);
     if (const Status s = status_of(in); s != Status::ok) throw_reply(in, s, "missing");
-    for (auto& k : in.strings()) out.push_back(std::move(k));
+    for (auto& k : reply_keys(in, end - begin, "missing")) out.push_back(std::move(k));
     begin = end;
   }
   return out;

@@ -20,11 +20,14 @@ struct TcpStoreOptions {
   // How long to keep trying to connect, and the default deadline of get and wait.
   std::chrono::milliseconds timeout = Store::default_timeout;
   // Bytes of one request or reply (both sides), of one value, and of all keys and values together
-  // (the server's); how long the server lets a connection sit on a half-sent message or without
-  // its hello before dropping it.
+  // (the server's); keys in one wait/check/missing request (both sides; a larger missing() is
+  // sent in batches), which bounds the memory a decoded key list costs (32 B a key, 4 on the
+  // wire); how long the server lets a connection sit on a half-sent message or without its hello
+  // before dropping it.
   std::size_t max_message = tcp_store::default_max_message;
   std::size_t max_value = tcp_store::default_max_value;
   std::size_t max_total = tcp_store::default_max_total;
+  std::size_t max_keys = tcp_store::default_max_keys;
   std::chrono::milliseconds idle_timeout = tcp_store::default_idle_timeout;
   // The job's secret (distrun's DIST_STORE_SECRET): a server with one refuses clients without it.
   std::string secret;

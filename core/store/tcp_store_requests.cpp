@@ -1,5 +1,6 @@
 // TcpStoreServer's answers: the hello (secret, rank claims), set/get/add/check/missing under the
-// per-value and total limits, and parked waits with their timeouts.
+// per-value, total and keys-per-request limits, and parked waits with their timeouts.
+#include <algorithm>
 #include <cstdint>
 
 #include "core/store/tcp_store_session.hpp"
@@ -35,6 +36,10 @@ std::vector<std::string> TcpStoreServer::Impl::missing(const std::vector<std::st
   for (const auto& k : keys)
     if (!data.contains(k)) out.push_back(k);
   return out;
+}
+
+bool TcpStoreServer::Impl::all_set(const std::vector<std::string>& keys) const {
+  return std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data.contains(k); });
 }
 
 Bytes TcpStoreServer::Impl::handle_hello(const std::shared_ptr<Session>& session,
@@ -128,6 +133,20 @@ Bytes TcpStoreServer::Impl::handle_add(Reader& in) {
 Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, const Bytes& payload) {
   Reader in(payload);
   const auto command = static_cast<Command>(in.u8());
+  try {
+    return handle(session, command, in);
+  } catch (const TooManyKeys& e) {  // refused before decoding: the connection stays in step
+    const char* name = command == Command::wait    ? "wait"
+                       : command == Command::check ? "check"
+                                                   : "missing";
+    return error_reply("TcpStore: a " + std::string(name) + " request of " +
+                       std::to_string(e.count) + " keys exceeds the store's limit of " +
+                       std::to_string(e.limit) + " keys per request (TcpStoreOptions::max_keys)");
+  }
+}
+
+Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, Command command,
+                                   Reader& in) {
   switch (command) {
     case Command::set: return handle_set(in);
     case Command::get: {
@@ -142,15 +161,12 @@ Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, cons
     }
     case Command::add: return handle_add(in);
     case Command::check: {
-      const auto keys = in.strings();
+      const auto keys = in.strings(options.max_keys);
       in.done();
-      return Writer()
-          .u8(static_cast<std::uint8_t>(Status::ok))
-          .u8(missing(keys).empty() ? 1 : 0)
-          .finish();
+      return Writer().u8(static_cast<std::uint8_t>(Status::ok)).u8(all_set(keys) ? 1 : 0).finish();
     }
     case Command::missing: {
-      const auto keys = in.strings();
+      const auto keys = in.strings(options.max_keys);
       in.done();
       return Writer()
           .u8(static_cast<std::uint8_t>(Status::ok))
@@ -165,9 +181,9 @@ Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, cons
 
 Bytes TcpStoreServer::Impl::handle_wait(const std::shared_ptr<Session>& session, Reader& in) {
   const std::uint64_t timeout_ms = std::min(in.u64(), max_wait_ms);
-  auto keys = in.strings();
+  auto keys = in.strings(options.max_keys);
   in.done();
-  if (missing(keys).empty()) return status_only(Status::ok);
+  if (all_set(keys)) return status_only(Status::ok);
   auto waiter = std::make_shared<Waiter>(io, session, std::move(keys));
   waiters.push_back(waiter);
   waiter->timer.expires_after(std::chrono::milliseconds(timeout_ms));
@@ -211,7 +227,7 @@ void TcpStoreServer::Impl::forget(const Session* session, int rank) {
 void TcpStoreServer::Impl::notify_waiters() {
   std::vector<std::shared_ptr<Waiter>> ready;
   for (const auto& w : waiters)
-    if (missing(w->keys).empty()) ready.push_back(w);
+    if (all_set(w->keys)) ready.push_back(w);
   for (const auto& w : ready) finish_waiter(w, false);
 }
 

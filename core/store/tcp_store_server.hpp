@@ -1,6 +1,7 @@
 // The TcpStore server: an asio acceptor on host:port served by one background thread. It holds
 // the key-value map, answers requests, and parks `wait` requests until their keys are set or
-// their timeout passes. A malformed or oversized message closes only that connection.
+// their timeout passes. A malformed or oversized message closes only that connection; a key list
+// longer than max_keys is answered with an error naming the limit.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@ struct TcpStoreServerOptions {
   std::size_t max_message = tcp_store::default_max_message;
   std::size_t max_value = tcp_store::default_max_value;
   std::size_t max_total = tcp_store::default_max_total;
+  std::size_t max_keys = tcp_store::default_max_keys;
   std::chrono::milliseconds idle_timeout = tcp_store::default_idle_timeout;
   std::string secret;  // empty: any client is served
   int world_size = 0;  // ranks a hello may claim are 0..world_size-1 (0: any rank)

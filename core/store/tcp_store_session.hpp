@@ -56,6 +56,7 @@ struct TcpStoreServer::Impl {
   void run();
   // Answers a request; an empty result means the answer is deferred (a parked wait).
   Bytes handle(const std::shared_ptr<Session>& session, const Bytes& payload);
+  Bytes handle(const std::shared_ptr<Session>& session, tcp_store::Command command, Reader& in);
   Bytes handle_hello(const std::shared_ptr<Session>& session, const Bytes& payload);
   Bytes handle_set(Reader& in);
   Bytes handle_add(Reader& in);
@@ -63,6 +64,7 @@ struct TcpStoreServer::Impl {
   // Stores key=value unless it breaks a limit (then the refusal's text).
   std::string put(const std::string& key, Bytes value);
   std::vector<std::string> missing(const std::vector<std::string>& keys) const;
+  bool all_set(const std::vector<std::string>& keys) const;  // missing(keys).empty(), no copies
   void notify_waiters();
   void finish_waiter(const std::shared_ptr<Waiter>& waiter, bool timed_out);
   // A closed connection's rank claim and parked waits.

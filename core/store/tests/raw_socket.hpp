@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -46,6 +47,27 @@ class RawSocket {
       if (n <= 0) return true;
     }
     return false;
+  }
+  // The payload of the next frame the server sends ("" when none arrives within `timeout`).
+  std::string read_frame(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    std::string got;
+    std::size_t want = 4;
+    while (got.size() < want && Clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, std::min(sizeof buf, want - got.size()), 0);
+      if (n <= 0) return "";
+      got.append(buf, static_cast<std::size_t>(n));
+      if (want == 4 && got.size() == 4) {
+        std::uint32_t length = 0;
+        for (int i = 3; i >= 0; --i)
+          length = length << 8 | static_cast<unsigned char>(got[static_cast<std::size_t>(i)]);
+        want += length;
+      }
+    }
+    return got.size() == want && want > 4 ? got.substr(4) : "";
   }
 
  private:

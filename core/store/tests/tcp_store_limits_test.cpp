@@ -1,10 +1,12 @@
 // What the TCP store bounds and whom it serves: a connection's memory follows the bytes it sent,
-// half-sent messages and silent connections are dropped after the idle deadline, values and the
-// store's total have limits, a second connection claiming a rank is refused naming both, and a
-// server with a secret refuses clients without it.
+// half-sent messages and silent connections are dropped after the idle deadline, values, key
+// lists and the store's total have limits, a second connection claiming a rank is refused naming
+// both, and a server with a secret refuses clients without it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -14,6 +16,7 @@
 #include "core/store/tcp_store.hpp"
 #include "core/store/tests/raw_socket.hpp"
 #include "core/store/tests/store_options.hpp"
+#include "core/tests/fuzz_support.hpp"
 #include "dist/errors.hpp"
 
 namespace {
@@ -62,6 +65,63 @@ TEST(TcpStoreLimits, AnnouncedSizeCostsOnlyTheBytesThatArrive) {
   TcpStore(options(false, server.port())).set("served", {});  // the server kept up
   const std::size_t grown = resident_bytes() - std::min(before, resident_bytes());
   EXPECT_LT(grown, std::size_t{24} << 20) << "64 half-sent messages cost " << grown << " bytes";
+}
+
+// A key costs 4 bytes on the wire and sizeof(std::string) decoded: a 64 MiB request of 16M empty
+// keys would take 512 MiB while handled. A list over max_keys is refused before any key is
+// decoded, with an error naming the limit; the connection and the server keep serving.
+TEST(TcpStoreLimits, AKeyListCostsNoMoreThanTheBytesThatArrive) {
+  TcpStore store(options(true, 0));  // the default limits: 64 MiB a message, 2^20 keys a request
+  store.set("here", {});
+  const std::uint32_t keys = (64u << 20) / 4 - 2;  // the most empty keys a message can carry
+  const std::string check = "\x04" + store_test::u32_text(keys);  // then keys * 4 zero bytes
+  RawSocket raw(store.port());
+  raw.send(hello());
+  ASSERT_EQ(raw.read_frame(5s), std::string(1, '\0'));  // hello accepted
+  const long rss_kib = static_cast<long>(resident_bytes() >> 10);
+  const long before = fuzz_support::peak_kib(true);
+  if (before > rss_kib + (16 << 10)) GTEST_SKIP() << "the peak cannot be reset (clear_refs)";
+  raw.send(frame(static_cast<std::uint32_t>(check.size()) + 4 * keys, check));
+  const std::string zeros(std::size_t{1} << 20, '\0');
+  for (std::size_t sent = 0; sent < std::size_t{4} * keys; sent += zeros.size())
+    raw.send(zeros.substr(0, std::min(zeros.size(), std::size_t{4} * keys - sent)));
+  const std::string refused = raw.read_frame(30s);
+  const long growth_kib = fuzz_support::peak_kib(false) - before;
+  const long amplified_kib = static_cast<long>(keys * sizeof(std::string) >> 10);
+  std::printf("a check of %u empty keys (%u MiB on the wire, %ld MiB decoded): peak +%ld MiB\n",
+              keys, (4 * keys) >> 20, amplified_kib >> 10, growth_kib >> 10);
+  ASSERT_FALSE(refused.empty()) << "no reply";
+  EXPECT_EQ(refused[0], '\x03') << "not an error reply";
+  EXPECT_TRUE(contains(refused, std::to_string(keys) + " keys exceeds the store's limit of " +
+                                    std::to_string(1 << 20) +
+                                    " keys per request (TcpStoreOptions::max_keys)"))
+      << refused;
+  EXPECT_LT(growth_kib, amplified_kib / 2) << "the server decoded the list";
+  // The same connection is still in step: a check of one key that is set.
+  const std::string one = "\x04" + store_test::u32_text(1) + store_test::u32_text(4) + "here";
+  raw.send(frame(static_cast<std::uint32_t>(one.size()), one));
+  EXPECT_EQ(raw.read_frame(5s), std::string("\0\x01", 2));
+  EXPECT_EQ(store.server()->rejected_connections(), 0u);
+  EXPECT_TRUE(TcpStore(options(false, store.port())).check({"here"}));
+}
+
+// Clients bound key lists too: a wait or check over their max_keys is refused before it is sent,
+// missing() is sent in batches of at most max_keys, and a server's refusal names the option.
+TEST(TcpStoreLimits, ClientsHonourMaxKeys) {
+  auto o = options(true, 0);
+  o.max_keys = 2;
+  TcpStore strict(o);
+  strict.set("a", {});
+  const auto waited = error_of<dist::InvalidArgument>([&] { strict.wait({"a", "b", "c"}, 1s); });
+  EXPECT_TRUE(contains(waited, "3 keys exceed the limit of 2 keys per request")) << waited;
+  EXPECT_TRUE(contains(waited, "TcpStoreOptions::max_keys")) << waited;
+  EXPECT_EQ(strict.missing({"a", "b", "c", "a", "d"}, 1s),
+            (std::vector<std::string>{"b", "c", "d"}));
+  TcpStore lax(options(false, strict.port()));  // the default limit: the server refuses
+  const auto checked = error_of<dist::BackendError>([&] { (void)lax.check({"a", "b", "c"}); });
+  EXPECT_TRUE(contains(checked, "a check request of 3 keys exceeds the store's limit of 2 keys"))
+      << checked;
+  EXPECT_TRUE(lax.check({"a"}));
 }
 
 TEST(TcpStoreLimits, HeaderOverTheLimitIsRefusedAtOnce) {
