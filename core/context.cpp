@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -42,6 +43,17 @@ SimRunScope::SimRunScope() { sim_runs.fetch_add(1, std::memory_order_acq_rel); }
 SimRunScope::~SimRunScope() { sim_runs.fetch_sub(1, std::memory_order_acq_rel); }
 
 void set_process_context(std::shared_ptr<Context> context) {
+  if (context) {
+    // A process that exits without destroy_dist tears its context down from atexit, which runs
+    // before the destructors of the function-local statics made before this call (asio's error
+    // categories, made with the store). process_context, a namespace-scope global, is destroyed
+    // after them, and its store would compare error codes against destroyed categories.
+    static const bool teardown_at_exit = [] {
+      std::atexit([] { destroy_process_context(); });
+      return true;
+    }();
+    (void)teardown_at_exit;
+  }
   std::lock_guard lock(process_mutex);
   process_context = std::move(context);
 }
