@@ -96,7 +96,10 @@ TEST(TcpStoreLimits, AKeyListCostsNoMoreThanTheBytesThatArrive) {
                                     std::to_string(1 << 20) +
                                     " keys per request (TcpStoreOptions::max_keys)"))
       << refused;
+  // TSan's shadow memory hides the server's growth; ASan and plain builds measure it.
+#if !defined(__SANITIZE_THREAD__)
   EXPECT_LT(growth_kib, amplified_kib / 2) << "the server decoded the list";
+#endif
   // The same connection is still in step: a check of one key that is set.
   const std::string one = "\x04" + store_test::u32_text(1) + store_test::u32_text(4) + "here";
   raw.send(frame(static_cast<std::uint32_t>(one.size()), one));
