@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,26 @@ TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
   dist::barrier();  // the world group is unaffected
 }
 
+// Four int64 ones on a page of their own, which guard() makes inaccessible: a late write by MPI
+// into them then crashes the process.
+class GuardablePage {
+ public:
+  GuardablePage() {
+    if (memory_ == MAP_FAILED) throw std::runtime_error("mmap of one page failed");
+    std::fill(values().begin(), values().end(), 1);
+  }
+  ~GuardablePage() { ::munmap(memory_, size_); }
+  GuardablePage(const GuardablePage&) = delete;
+  GuardablePage& operator=(const GuardablePage&) = delete;
+  std::span<std::int64_t> values() const { return {static_cast<std::int64_t*>(memory_), 4}; }
+  bool guard() { return ::mprotect(memory_, size_, PROT_NONE) == 0; }
+
+ private:
+  std::size_t size_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* memory_ =
+      ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+};
+
 // The same late rank, with the others' buffer on a page of its own that they make inaccessible
 // once all_reduce has thrown: when the late rank arrives and MPI completes the given-up
 // operation, it must write into dist's memory, not the caller's (else this process segfaults).
@@ -67,24 +88,20 @@ TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
   if (world < 2) GTEST_SKIP() << "needs 2 ranks";
   const dist::Group group = group_of_everyone(world);
   const int late = world - 1;
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  void* memory = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(memory, MAP_FAILED);
-  std::span<std::int64_t> v(static_cast<std::int64_t*>(memory), 4);
-  std::fill(v.begin(), v.end(), 1);
+  GuardablePage page;
+  const std::span<std::int64_t> v = page.values();
   if (dist::get_rank() == late) {
     std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
     dist::all_reduce(v, dist::ReduceOp::sum, group);
     EXPECT_EQ(v[0], world);
   } else {
     EXPECT_THROW(dist::all_reduce(v, dist::ReduceOp::sum, group), dist::TimeoutError);
-    ASSERT_EQ(::mprotect(memory, page, PROT_NONE), 0);  // a late write now crashes this rank
+    ASSERT_TRUE(page.guard());  // a late write now crashes this rank
   }
   dist::barrier();  // polls MPI until the late rank's all_reduce, and so the given-up one,
                     // completed
   std::this_thread::sleep_for(200ms);
   dist::barrier();
-  ::munmap(memory, page);
 }
 
 // The same for a recv from the late rank: once it arrives, its send completes (the receivers
@@ -95,22 +112,18 @@ TEST(MpiFailure, AGivenUpRecvNeverWritesTheCallersBufferAfterTheTimeout) {
   if (world < 2) GTEST_SKIP() << "needs 2 ranks";
   const dist::Group group = group_of_everyone(world);
   const int late = world - 1;
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  void* memory = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(memory, MAP_FAILED);
-  std::span<std::int64_t> v(static_cast<std::int64_t*>(memory), 4);
-  std::fill(v.begin(), v.end(), 1);
+  GuardablePage page;
+  const std::span<std::int64_t> v = page.values();
   if (dist::get_rank() == late) {
     std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
     for (int r = 0; r < late; ++r) EXPECT_NO_THROW(dist::send(v, r, 3, group)) << "to rank " << r;
   } else {
     EXPECT_THROW(dist::recv(v, late, 3, group), dist::TimeoutError);
-    ASSERT_EQ(::mprotect(memory, page, PROT_NONE), 0);  // a late write now crashes this rank
+    ASSERT_TRUE(page.guard());  // a late write now crashes this rank
   }
   dist::barrier();  // polls MPI until the late rank's sends, and so the given-up recvs, completed
   std::this_thread::sleep_for(200ms);
   dist::barrier();
-  ::munmap(memory, page);
 }
 
 }  // namespace
