@@ -59,6 +59,7 @@ namespace {
 using fuzz_support::Bytes;
 using fuzz_support::env_or;
 using fuzz_support::hex;
+using fuzz_support::write_file;
 using fuzz_support::peak_kib;
 using fuzz_support::read_file;
 using object_test::Cell;
@@ -177,9 +178,7 @@ TEST(ObjectFuzz, CorpusIsTheEncoderOutput) {
       const auto path = corpus_dir() / (type.name + "-" + std::to_string(k) + ".bin");
       const Bytes& sample = type.samples[k];
       if (write) {
-        std::ofstream(path, std::ios::binary)
-            .write(reinterpret_cast<const char*>(sample.data()),
-                   static_cast<std::streamsize>(sample.size()));
+        write_file(path, sample);
         continue;
       }
       ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing (see the file comment)";

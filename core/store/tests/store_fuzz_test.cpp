@@ -112,9 +112,7 @@ TEST(StoreFuzz, CorpusIsTheWriterOutput) {
   for (const auto& [name, sample] : corpus_samples()) {
     const auto path = corpus_dir() / (name + ".bin");
     if (write) {
-      std::ofstream(path, std::ios::binary)
-          .write(reinterpret_cast<const char*>(sample.data()),
-                 static_cast<std::streamsize>(sample.size()));
+      fuzz_support::write_file(path, sample);
       continue;
     }
     ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing (see the file comment)";
