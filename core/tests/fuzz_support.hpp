@@ -33,7 +33,8 @@ inline Bytes read_file(const std::filesystem::path& path) {
 // Writes `bytes` to `path` (a corpus file).
 inline void write_file(const std::filesystem::path& path, std::span<const std::byte> bytes) {
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 inline std::string hex(std::span<const std::byte> bytes, std::size_t limit = 256) {

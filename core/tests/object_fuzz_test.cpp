@@ -59,9 +59,9 @@ namespace {
 using fuzz_support::Bytes;
 using fuzz_support::env_or;
 using fuzz_support::hex;
-using fuzz_support::write_file;
 using fuzz_support::peak_kib;
 using fuzz_support::read_file;
+using fuzz_support::write_file;
 using object_test::Cell;
 using object_test::Json;
 using object_test::Node;
