@@ -9,16 +9,19 @@ namespace dist::real {
 
 using core::fingerprint;
 
-Staging NcclBackend::begin(const char* kind) {
-  const std::string operation = std::string(kind) + " #" + std::to_string(++sequence_);
-  comm_->activate(operation);
-  return Staging(comm_, operation);
-}
-
 Staging NcclBackend::begin(const core::Fingerprint& call) {
-  Staging s = begin(core::kind_name(call));
+  Operation op = counter_.collective(core::kind_name(call));
+  comm_->activate(op);
+  Staging s(comm_, std::move(op));
   if (check_calls_) check_same_call(s, call);
   return s;
+}
+
+Staging NcclBackend::begin_p2p(const char* kind, int peer) {
+  Operation op =
+      counter_.p2p(kind, peer, comm_->spec().global_ranks.at(static_cast<std::size_t>(peer)));
+  comm_->activate(op);
+  return Staging(comm_, std::move(op));
 }
 
 // Every rank's fingerprint, all_gathered through device memory on the group's stream; the stream
@@ -29,11 +32,15 @@ void NcclBackend::check_same_call(Staging& s, const core::Fingerprint& mine) {
   const core::Buf own{const_cast<core::Fingerprint*>(&mine), bytes, DType::uint8, Device::cpu()};
   const void* in = s.input(own);
   void* gathered = s.scratch(bytes * all.size());
-  const std::string what = s.operation() + " (comparing the ranks' calls, DIST_DEBUG=detail)";
-  comm_->complete(ncclAllGather(in, gathered, bytes, ncclUint8, comm_->get(), comm_->stream()), what);
+  const Operation what = s.operation().with(" (comparing the ranks' calls, DIST_DEBUG=detail)");
+  comm_->run(what, [&](ncclComm_t c) {
+    return ncclAllGather(in, gathered, bytes, ncclUint8, c, comm_->stream());
+  });
   comm_->wait_idle(what);
-  check_cuda(cudaMemcpy(all.data(), gathered, bytes * all.size(), cudaMemcpyDeviceToHost), what);
-  core::check_fingerprints(all, comm_->spec().global_ranks, s.operation() + " on the " + comm_->group_text());
+  check_cuda(cudaMemcpy(all.data(), gathered, bytes * all.size(), cudaMemcpyDeviceToHost),
+             what.name);
+  core::check_fingerprints(all, comm_->spec().global_ranks,
+                           s.operation().name + " on the " + comm_->group_text());
 }
 
 void NcclBackend::device_finish(Staging& s, DType dtype, void* out, const void* in,
@@ -41,13 +48,13 @@ void NcclBackend::device_finish(Staging& s, DType dtype, void* out, const void* 
                                 kernels::Fold fold, long long divisor) {
   check_cuda(kernels::integer_finish(kernel_int_type(dtype), out, in, count, slices, stride, fold,
                                      divisor, comm_->stream()),
-             s.operation() + ": the reduction on the device");
+             s.operation().name + ": the reduction on the device");
 }
 
 void NcclBackend::copy_on_device(Staging& s, void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0 || dst == src) return;
   check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, comm_->stream()),
-             s.operation() + ": a copy on the device");
+             s.operation().name + ": a copy on the device");
 }
 
 void NcclBackend::reduction(Staging& s, const void* in, void* out, std::size_t count, DType dtype,
@@ -57,14 +64,16 @@ void NcclBackend::reduction(Staging& s, const void* in, void* out, std::size_t c
   const ncclDataType_t type = nccl_dtype(dtype);
   if (plan.plan == NcclPlan::gather_then_fold) {
     void* all = s.scratch(count * static_cast<std::size_t>(size()) * dtype_size(dtype));
-    comm_->complete(ncclAllGather(in, all, count, type, comm_->get(), comm_->stream()), s.operation());
+    comm_->run(s.operation(), [&](ncclComm_t c) {
+      return ncclAllGather(in, all, count, type, c, comm_->stream());
+    });
     if (gets_result) device_finish(s, dtype, out, all, count, size(), count, plan.fold, 1);
     return;
   }
-  const ncclResult_t r =
-      root < 0 ? ncclAllReduce(in, out, count, type, plan.op, comm_->get(), comm_->stream())
-               : ncclReduce(in, out, count, type, plan.op, root, comm_->get(), comm_->stream());
-  comm_->complete(r, s.operation());
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    return root < 0 ? ncclAllReduce(in, out, count, type, plan.op, c, comm_->stream())
+                    : ncclReduce(in, out, count, type, plan.op, root, c, comm_->stream());
+  });
   if (plan.plan == NcclPlan::sum_then_divide && gets_result)
     device_finish(s, dtype, out, out, count, 1, 0, kernels::Fold::none, size());
 }
@@ -98,16 +107,17 @@ Work NcclBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op)
   const NcclReduction plan = nccl_reduction(op, input.dtype);
   if (plan.plan == NcclPlan::gather_then_fold) {
     void* all = s.scratch(input.bytes() * static_cast<std::size_t>(size()));
-    comm_->complete(ncclAllGather(in, all, input.count, nccl_dtype(input.dtype), comm_->get(),
-                                  comm_->stream()),
-                    s.operation());
+    comm_->run(s.operation(), [&](ncclComm_t c) {
+      return ncclAllGather(in, all, input.count, nccl_dtype(input.dtype), c, comm_->stream());
+    });
     const void* mine = element(all, output.count * static_cast<std::size_t>(rank()), input.dtype);
     device_finish(s, input.dtype, out, mine, output.count, size(), input.count, plan.fold, 1);
     return s.finish();
   }
-  comm_->complete(ncclReduceScatter(in, out, output.count, nccl_dtype(input.dtype), plan.op,
-                                    comm_->get(), comm_->stream()),
-                  s.operation());
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    return ncclReduceScatter(in, out, output.count, nccl_dtype(input.dtype), plan.op, c,
+                             comm_->stream());
+  });
   if (plan.plan == NcclPlan::sum_then_divide)
     device_finish(s, input.dtype, out, out, output.count, 1, 0, kernels::Fold::none, size());
   return s.finish();
@@ -118,9 +128,9 @@ Work NcclBackend::broadcast(core::Buf data, int root) {
   Staging s = begin(fingerprint("broadcast", data.dtype, data.count, root));
   if (data.count == 0) return core::completed_work();
   void* d = rank() == root ? s.input(data) : s.output(data, false);
-  comm_->complete(ncclBroadcast(d, d, data.count, nccl_dtype(data.dtype), root, comm_->get(),
-                                comm_->stream()),
-                  s.operation());
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    return ncclBroadcast(d, d, data.count, nccl_dtype(data.dtype), root, c, comm_->stream());
+  });
   return s.finish();
 }
 
@@ -130,9 +140,9 @@ Work NcclBackend::all_gather(core::Buf input, core::Buf output) {
   if (input.count == 0) return core::completed_work();
   const void* in = s.input(input);
   void* out = s.output(output, false);
-  comm_->complete(ncclAllGather(in, out, input.count, nccl_dtype(input.dtype), comm_->get(),
-                                comm_->stream()),
-                  s.operation());
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    return ncclAllGather(in, out, input.count, nccl_dtype(input.dtype), c, comm_->stream());
+  });
   return s.finish();
 }
 
@@ -140,14 +150,15 @@ Work NcclBackend::barrier() {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(fingerprint("barrier"));
   void* token = s.scratch(sizeof(std::int32_t));
-  comm_->complete(ncclAllReduce(token, token, 1, ncclInt32, ncclSum, comm_->get(), comm_->stream()),
-                  s.operation());
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    return ncclAllReduce(token, token, 1, ncclInt32, ncclSum, c, comm_->stream());
+  });
   return s.finish();
 }
 
 std::shared_ptr<core::BackendImpl> NcclBackend::split(const std::vector<int>& ranks) {
-  const std::string operation = "new_group #" + std::to_string(++sequence_);
-  auto child = comm_->split(ranks, operation);
+  // A collective of the parent: every member numbers it alike (its roll call, the child's key).
+  auto child = comm_->split(ranks, counter_.collective("new_group"));
   return child ? std::make_shared<NcclBackend>(std::move(child)) : nullptr;
 }
 

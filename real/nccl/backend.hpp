@@ -12,6 +12,7 @@
 #include "core/fingerprint.hpp"
 #include "real/nccl/communicator.hpp"
 #include "real/nccl/mapping.hpp"
+#include "real/nccl/operation.hpp"
 #include "real/nccl/staging.hpp"
 
 namespace dist::real {
@@ -34,6 +35,8 @@ class NcclBackend final : public core::BackendImpl {
   Work recv(core::Buf data, int src, int tag) override;
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
+  // The group's communicator (the device tests abort it to check what Works report then).
+  Communicator& communicator() { return *comm_; }
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;
@@ -44,10 +47,11 @@ class NcclBackend final : public core::BackendImpl {
                     std::span<const std::size_t> counts) override;
 
  private:
-  // Starts operation #n of this group: checks the communicator and names the operation.
-  Staging begin(const char* kind);
-  // begin() for a collective; with DIST_DEBUG=detail it also checks every rank makes the same call.
+  // Starts collective #n of this group (the collective counter, see operation.hpp): checks the
+  // communicator and names the call; with DIST_DEBUG=detail it also checks every rank makes it.
   Staging begin(const core::Fingerprint& call);
+  // Starts p2p call #n ("send", "recv") with group rank `peer`; collectives keep their numbers.
+  Staging begin_p2p(const char* kind, int peer);
   void check_same_call(Staging& s, const core::Fingerprint& mine);
   // Reduces `count` elements from `in` into `out` on every rank (root < 0) or on `root`.
   void reduction(Staging& s, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
@@ -61,12 +65,18 @@ class NcclBackend final : public core::BackendImpl {
 
   std::shared_ptr<Communicator> comm_;
   bool check_calls_ = false;  // DIST_DEBUG=detail
-  std::uint64_t sequence_ = 0;
+  OperationCounter counter_;
 };
 
 // The element `index` of a buffer of `dtype` starting at `base`.
 inline void* element(void* base, std::size_t index, DType dtype) {
   return static_cast<std::byte*>(base) + index * dtype_size(dtype);
+}
+
+// Whether the `bytes` starting at `a` and those starting at `b` share memory (in-place calls).
+inline bool overlaps(const void* a, const void* b, std::size_t bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  return bytes > 0 && x < y + bytes && y < x + bytes;
 }
 
 }  // namespace dist::real

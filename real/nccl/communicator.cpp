@@ -1,14 +1,15 @@
-// Communicator: non-blocking NCCL communicators, their streams, and the deadline-bound polling
-// every wait of the nccl backend goes through (ncclCommGetAsyncError, abort on timeout or error).
+// Communicator's life: non-blocking NCCL communicators and their streams, created, split,
+// aborted (bounded, see abort_within) and destroyed. The waits are in waits.cpp.
 #include "real/nccl/communicator.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "core/group_text.hpp"
-#include "core/store/roll_call.hpp"
 #include "dist/errors.hpp"
 #include "real/nccl/errors.hpp"
 
@@ -19,12 +20,6 @@ ncclConfig_t non_blocking_config() {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   return config;
-}
-
-// Spins briefly (collectives are often done within microseconds), then backs off to 1 ms naps.
-void pause(int round) {
-  if (round < 200) std::this_thread::yield();
-  else std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000, 10 * (round - 199))));
 }
 }  // namespace
 
@@ -40,13 +35,33 @@ DeviceGuard::~DeviceGuard() {
     (void)cudaSetDevice(previous_);
 }
 
+std::chrono::milliseconds abort_wait(std::chrono::milliseconds timeout) {
+  return std::min<std::chrono::milliseconds>(std::chrono::seconds(10), timeout);
+}
+
+bool abort_within(ncclComm_t comm, int device, std::chrono::milliseconds bound) {
+  auto returned = std::make_shared<std::promise<void>>();
+  std::future<void> done = returned->get_future();
+  try {
+    std::thread([comm, device, returned] {
+      (void)cudaSetDevice(device);
+      (void)ncclCommAbort(comm);
+      returned->set_value();
+    }).detach();
+  } catch (const std::system_error&) {  // no thread to be had: abort here, unbounded
+    (void)ncclCommAbort(comm);
+    return true;
+  }
+  return done.wait_for(bound) == std::future_status::ready;
+}
+
 Communicator::Communicator(ncclComm_t comm, CommSpec spec) : comm_(comm), spec_(std::move(spec)) {
   cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
   if (e == cudaSuccess)
     e = cudaEventCreateWithFlags(&default_streams_done_, cudaEventDisableTiming);
   if (e != cudaSuccess) {
-    (void)ncclCommAbort(comm_);
+    (void)abort_within(comm_, spec_.device, abort_wait(spec_.timeout));
     if (stream_) (void)cudaStreamDestroy(stream_);
     if (copy_stream_) (void)cudaStreamDestroy(copy_stream_);
     throw_cuda_error(e, "creating the streams of the " + group_text());
@@ -61,54 +76,98 @@ std::shared_ptr<Communicator> Communicator::create(const ncclUniqueId& id, CommS
   const ncclResult_t r = ncclCommInitRankConfig(&comm, size, id, spec.rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
     const std::string detail = comm ? ncclGetLastError(comm) : "";
-    if (comm) (void)ncclCommAbort(comm);
+    if (comm) (void)abort_within(comm, spec.device, abort_wait(spec.timeout));
     throw_nccl_error(r,
                      "ncclCommInitRankConfig (rank " + std::to_string(spec.rank) + " of " +
                          std::to_string(size) + ", cuda:" + std::to_string(spec.device) + ")",
                      detail);
   }
   std::shared_ptr<Communicator> c(new Communicator(comm, std::move(spec)));
-  c->complete(r, "init");
+  c->settle({"init", 0, -1});
   return c;
 }
 
 std::shared_ptr<Communicator> Communicator::split(const std::vector<int>& ranks,
-                                                  const std::string& operation) {
+                                                  const Operation& op) {
   DeviceGuard guard(spec_.device);
-  activate(operation);
+  activate(op);
   const auto it = std::find(ranks.begin(), ranks.end(), spec_.rank);
   const bool member = it != ranks.end();
   const int key = member ? static_cast<int>(it - ranks.begin()) : 0;
   ncclConfig_t config = non_blocking_config();
-  ncclComm_t child = nullptr;
-  const ncclResult_t r =
-      ncclCommSplit(comm_, member ? 0 : NCCL_SPLIT_NOCOLOR, key, &child, &config);
+  // NCCL may write the new handle from its background thread after ncclCommSplit returned: the
+  // slot lives on the heap and is left behind (a pointer's worth) when the split fails midway.
+  auto* slot = new ncclComm_t(nullptr);
+  const auto child_now = [slot] { return std::atomic_ref<ncclComm_t>(*slot).load(); };
+  ncclResult_t r = ncclSuccess;
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_.empty()) delete slot;
+    throw_if_aborted(op);
+    r = ncclCommSplit(comm_, member ? 0 : NCCL_SPLIT_NOCOLOR, key, slot, &config);
+  }
   try {
-    complete(r, operation);
-  } catch (...) {
-    if (child) (void)ncclCommAbort(child);
+    if (r != ncclSuccess && r != ncclInProgress) fail(r, op);
+    // Every rank, member or not, even after ncclSuccess: until the parent reports ncclSuccess
+    // it is busy, and a barrier on it would fail with ncclInvalidArgument.
+    settle(op);
+  } catch (...) {  // fail() and the timeout aborted the parent; then the child
+    if (const ncclComm_t child = child_now())
+      (void)abort_within(child, spec_.device, abort_wait(spec_.timeout));
     throw;
   }
-  if (!member) return nullptr;
-  CommSpec spec{{}, key, spec_.device, spec_.timeout, spec_.store, spec_.key + "/" + operation};
+  const ncclComm_t child = child_now();
+  delete slot;
+  if (member) return make_child(child, ranks, key, op);
+  if (child) (void)abort_within(child, spec_.device, abort_wait(spec_.timeout));  // not ours
+  return nullptr;
+}
+
+std::shared_ptr<Communicator> Communicator::make_child(ncclComm_t child,
+                                                       const std::vector<int>& ranks, int key,
+                                                       const Operation& op) {
+  if (!child) {
+    abort("ncclCommSplit in " + op.name + " returned no communicator");
+    throw BackendError("nccl " + where(op) +
+                       ": ncclCommSplit returned no communicator for a member; the communicator "
+                       "was aborted (create a new process group to continue)");
+  }
+  CommSpec spec{{}, key, spec_.device, spec_.timeout, spec_.store, spec_.key + "/" + op.name};
   for (const int m : ranks)
     spec.global_ranks.push_back(spec_.global_ranks[static_cast<std::size_t>(m)]);
-  // A non-blocking split may hand out the new communicator only when its job has run.
-  wait_until([&] { return std::atomic_ref<ncclComm_t>(child).load() != nullptr; }, operation);
-  std::shared_ptr<Communicator> c(new Communicator(child, std::move(spec)));
-  c->complete(ncclInProgress, operation);  // the child may still be connecting
-  return c;
+  std::shared_ptr<Communicator> c;
+  try {
+    c.reset(new Communicator(child, std::move(spec)));  // aborts the child when it throws
+  } catch (...) {
+    abort("a failed " + op.name);
+    throw;
+  }
+  // The child may still be connecting. On its failure: the parent is aborted, then the child.
+  const auto deadline = Clock::now() + spec_.timeout;
+  for (int round = 0;; ++round) {
+    const ncclResult_t state = c->async_state(op);
+    if (state == ncclSuccess) return c;
+    if (state != ncclInProgress) {
+      abort("a failed " + op.name + " (the new communicator: " + nccl_error_text(state) + ")");
+      c->fail(state, op);
+    }
+    if (Clock::now() >= deadline) {
+      abort("the timeout of " + op.name + " (the new communicator never became ready)");
+      c->time_out(op);
+    }
+    backoff(round);
+  }
 }
 
 Communicator::~Communicator() {
   std::optional<DeviceGuard> guard;
   try {
     guard.emplace(spec_.device);
-    std::lock_guard lock(abort_mutex_);
+    std::unique_lock lock(mutex_);  // nobody else holds this communicator any more
     if (aborted_.empty()) {
       // Finalize flushes this rank's operations; past the deadline we abort instead.
       ncclResult_t r = ncclCommFinalize(comm_);
-      const auto deadline = std::chrono::steady_clock::now() + spec_.timeout;
+      const auto deadline = Clock::now() + spec_.timeout;
       for (int round = 0; r == ncclInProgress || r == ncclSuccess; ++round) {
         ncclResult_t state = ncclInternalError;
         (void)ncclCommGetAsyncError(comm_, &state);
@@ -116,11 +175,11 @@ Communicator::~Communicator() {
           r = state;
           break;
         }
-        if (std::chrono::steady_clock::now() >= deadline) break;
-        pause(round);
+        if (Clock::now() >= deadline) break;
+        backoff(round);
       }
       if (r == ncclSuccess) (void)ncclCommDestroy(comm_);
-      else (void)ncclCommAbort(comm_);
+      else (void)abort_within(comm_, spec_.device, abort_wait(spec_.timeout));
     }
   } catch (...) {  // a destructor reports nothing; the communicator is gone either way
   }
@@ -133,96 +192,35 @@ std::string Communicator::group_text() const {
   return core::group_text(spec_.global_ranks) + " on cuda:" + std::to_string(spec_.device);
 }
 
-std::string Communicator::where(const std::string& operation) const {
-  return operation + " on the " + group_text();
-}
-
-void Communicator::activate(const std::string& operation) {
-  {
-    std::lock_guard lock(abort_mutex_);
-    if (!aborted_.empty())
-      throw BackendError("nccl " + where(operation) + ": the communicator was aborted after " +
-                         aborted_ + "; create a new process group to continue");
-  }
+void Communicator::activate(const Operation& op) {
+  std::lock_guard lock(mutex_);
+  throw_if_aborted(op);
   // Each wait takes the event as last recorded, so one event serves both streams in turn.
   for (cudaStream_t before : {cudaStreamLegacy, cudaStreamPerThread}) {
-    check_cuda(cudaEventRecord(default_streams_done_, before), where(operation));
-    check_cuda(cudaStreamWaitEvent(stream_, default_streams_done_, 0), where(operation));
+    check_cuda(cudaEventRecord(default_streams_done_, before), where(op));
+    check_cuda(cudaStreamWaitEvent(stream_, default_streams_done_, 0), where(op));
   }
 }
 
 void Communicator::abort(const std::string& reason) {
-  std::lock_guard lock(abort_mutex_);
-  if (!aborted_.empty()) return;
-  aborted_ = reason;
-  (void)ncclCommAbort(comm_);
-}
-
-void Communicator::fail(ncclResult_t code, const std::string& operation) {
-  std::string detail;
   {
-    std::lock_guard lock(abort_mutex_);
-    if (aborted_.empty()) detail = ncclGetLastError(comm_);
+    std::lock_guard lock(mutex_);
+    if (!aborted_.empty()) return;
+    aborted_ = reason;
   }
-  abort(nccl_error_text(code) + " in " + operation);
-  // A peer's failure: the members that do not answer the roll call are the ones that failed.
-  throw_nccl_error(code, where(operation), detail,
-                   code == ncclRemoteError ? absent_from(operation) : std::vector<int>{});
-}
-
-std::vector<int> Communicator::absent_from(const std::string& operation) const {
-  if (!spec_.store) return {};
-  const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
-  return core::roll_call(*spec_.store, spec_.key + "/" + operation, spec_.global_ranks, me,
-                         core::roll_call_window(spec_.timeout))
-      .absent;
-}
-
-void Communicator::wait_until(const std::function<bool()>& ready, const std::string& operation) {
-  const auto deadline = std::chrono::steady_clock::now() + spec_.timeout;
-  for (int round = 0;; ++round) {
-    if (ready()) return;
-    ncclResult_t state = ncclSuccess;
-    ncclResult_t r = ncclSuccess;
-    {
-      std::lock_guard lock(abort_mutex_);
-      if (!aborted_.empty())
-        throw BackendError("nccl " + where(operation) + ": the communicator was aborted after " +
-                           aborted_);
-      r = ncclCommGetAsyncError(comm_, &state);
-    }
-    if (r != ncclSuccess) fail(r, operation);
-    if (state != ncclSuccess && state != ncclInProgress) fail(state, operation);
-    if (std::chrono::steady_clock::now() >= deadline) {
-      abort("the timeout of " + operation);
-      throw_nccl_timeout(where(operation), spec_.timeout, absent_from(operation));
-    }
-    pause(round);
+  // No NCCL call reaches comm_ any more (each checks aborted_ under the lock first), so the
+  // abort runs unlocked: pollers on other threads see "aborted" at once instead of waiting.
+  const auto bound = abort_wait(spec_.timeout);
+  if (!abort_within(comm_, spec_.device, bound)) {
+    std::lock_guard lock(mutex_);
+    aborted_ += " (ncclCommAbort had not returned after " + std::to_string(bound.count()) +
+                " ms and goes on in the background)";
   }
 }
 
-void Communicator::complete(ncclResult_t result, const std::string& operation) {
-  if (result == ncclSuccess) return;
-  if (result != ncclInProgress) fail(result, operation);
-  wait_until(
-      [&] {
-    ncclResult_t state = ncclInProgress;
-    std::lock_guard lock(abort_mutex_);
-    return aborted_.empty() && ncclCommGetAsyncError(comm_, &state) == ncclSuccess &&
-           state == ncclSuccess;
-      },
-      operation);
-}
-
-void Communicator::wait_idle(const std::string& operation) {
-  wait_until(
-      [&] {
-    const cudaError_t e = cudaStreamQuery(stream_);
-    if (e == cudaErrorNotReady) return false;
-    check_cuda(e, where(operation));
-    return true;
-      },
-      operation);
+bool Communicator::aborted() const {
+  std::lock_guard lock(mutex_);
+  return !aborted_.empty();
 }
 
 }  // namespace dist::real

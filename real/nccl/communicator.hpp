@@ -1,6 +1,10 @@
-// One NCCL communicator of one group, with its stream: the only place that waits on the GPU.
-// Communicators are non-blocking (config.blocking = 0); every wait polls ncclCommGetAsyncError
-// against the group's deadline, and on a timeout or an error aborts the communicator.
+// One NCCL communicator of one group, with its stream: the only place that calls NCCL on it and
+// the only place that waits on the GPU. Communicators are non-blocking (config.blocking = 0);
+// every wait polls ncclCommGetAsyncError against a deadline, and on a timeout or an error aborts
+// the communicator. Thread safety: one mutex per communicator is held around every NCCL call on
+// it (enqueue, poll, abort), so a Work waited on another thread never polls or aborts while the
+// issuing thread is inside NCCL. The calls it guards return at once (non-blocking mode), so the
+// lock is never held across a wait, and uncontended it costs tens of nanoseconds per call.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "core/store/store.hpp"
+#include "real/nccl/operation.hpp"
 
 namespace dist::real {
 
@@ -30,18 +35,21 @@ struct CommSpec {
 
 class Communicator {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // Creates the communicator with ncclCommInitRankConfig (non-blocking) and waits, with the
   // deadline, until it is ready. Every member calls it with the same id.
   static std::shared_ptr<Communicator> create(const ncclUniqueId& id, CommSpec spec);
   // ncclCommSplit of this communicator (collective over its members): members of `ranks` (ranks
-  // of this communicator, in the new order) get the new communicator, the others null.
-  std::shared_ptr<Communicator> split(const std::vector<int>& ranks, const std::string& operation);
+  // of this communicator, in the new order) get the new communicator, the others null. Every
+  // member returns only once this communicator reports ncclSuccess again (NCCL may go on with
+  // the split after the call returned); a failure aborts this communicator, then the new one.
+  std::shared_ptr<Communicator> split(const std::vector<int>& ranks, const Operation& op);
 
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
 
-  ncclComm_t get() const { return comm_; }
   cudaStream_t stream() const { return stream_; }
   cudaStream_t copy_stream() const { return copy_stream_; }
   const CommSpec& spec() const { return spec_; }
@@ -54,31 +62,73 @@ class Communicator {
   // per-thread), as torch orders its NCCL stream after the current stream: a kernel, cudaMemcpy
   // or cudaMemset that wrote a tensor before the call is finished before NCCL reads it. The
   // caller has made the communicator's device current.
-  void activate(const std::string& operation);
+  void activate(const Operation& op);
+  // Calls `enqueue(comm)` (NCCL calls on this communicator: one collective, or a whole
+  // ncclGroupStart..ncclGroupEnd) under the communicator's lock, then finishes its result as
+  // complete() does. Throws BackendError without calling it once the communicator was aborted.
+  template <class F>
+  void run(const Operation& op, F&& enqueue) {
+    ncclResult_t result = ncclSuccess;
+    {
+      std::lock_guard lock(mutex_);
+      throw_if_aborted(op);
+      result = enqueue(comm_);
+    }
+    complete(result, op);
+  }
   // Finishes an NCCL call: ncclInProgress is polled until done (deadline); errors abort and throw.
-  void complete(ncclResult_t result, const std::string& operation);
-  // Polls `ready` until it returns true, checking NCCL's asynchronous errors and the deadline.
-  void wait_until(const std::function<bool()>& ready, const std::string& operation);
+  void complete(ncclResult_t result, const Operation& op);
+  // Polls until the communicator's asynchronous state is ncclSuccess, even when the last call
+  // returned ncclSuccess (a non-blocking split may go on in the background).
+  void settle(const Operation& op);
+  // One look, never blocking: true once `ready()` returned true and, checked after it, the
+  // communicator was not aborted and has no asynchronous error (after an abort NCCL's kernels
+  // exit early and complete their events: such a result is an error, never a success). Throws on
+  // an abort, an NCCL error, or when `deadline` has passed (aborting the communicator).
+  bool poll(const std::function<bool()>& ready, const Operation& op, Clock::time_point deadline);
+  // Polls (as poll) until done; the deadline is the group's timeout from now unless given.
+  void wait_until(const std::function<bool()>& ready, const Operation& op);
+  void wait_until(const std::function<bool()>& ready, const Operation& op,
+                  Clock::time_point deadline);
   // Waits (as wait_until) until every operation enqueued on the stream has finished.
-  void wait_idle(const std::string& operation);
+  void wait_idle(const Operation& op);
   // Aborts the communicator (its pending operations fail); later calls raise BackendError.
+  // ncclCommAbort may block behind a kernel that never ends: it runs on a helper thread, waited
+  // for at most abort_wait(timeout), then left to finish in the background.
   void abort(const std::string& reason);
+  bool aborted() const;
 
  private:
   Communicator(ncclComm_t comm, CommSpec spec);
-  [[noreturn]] void fail(ncclResult_t code, const std::string& operation);
-  // The members that do not answer the roll call of `operation` (none without a store).
-  std::vector<int> absent_from(const std::string& operation) const;
-  std::string where(const std::string& operation) const;
+  void throw_if_aborted(const Operation& op) const;  // caller holds mutex_
+  // The asynchronous state (ncclCommGetAsyncError), or the code it returned; throws if aborted.
+  ncclResult_t async_state(const Operation& op);
+  [[noreturn]] void fail(ncclResult_t code, const Operation& op);
+  [[noreturn]] void time_out(const Operation& op);
+  // The member to blame when `op` failed on a peer's side: its peer for p2p, else those absent
+  // from the roll call of its key (none without a store or for setup).
+  std::vector<int> absent_from(const Operation& op) const;
+  std::string where(const Operation& op) const;
+  std::shared_ptr<Communicator> make_child(ncclComm_t child, const std::vector<int>& ranks, int key,
+                                           const Operation& op);
 
   ncclComm_t comm_ = nullptr;
   CommSpec spec_;
   cudaStream_t stream_ = nullptr;               // the communicator's operations, in issue order
   cudaStream_t copy_stream_ = nullptr;          // copies of finished results back to the host
   cudaEvent_t default_streams_done_ = nullptr;  // recorded on the default streams by activate()
-  std::mutex abort_mutex_;
-  std::string aborted_;  // why it was aborted; empty while usable
+  mutable std::mutex mutex_;  // held around every NCCL call on comm_ and every use of aborted_
+  std::string aborted_;       // why it was aborted; empty while usable
 };
+
+// The rhythm of every poll: spins briefly (collectives often finish within microseconds), then
+// backs off to 1 ms naps.
+void backoff(int round);
+// How long abort() waits for ncclCommAbort: 10 s, or the group's timeout when shorter.
+std::chrono::milliseconds abort_wait(std::chrono::milliseconds timeout);
+// ncclCommAbort(comm) on a helper thread with `device` current, waited for at most `bound`;
+// false when it had not returned by then (it goes on in the background).
+bool abort_within(ncclComm_t comm, int device, std::chrono::milliseconds bound);
 
 // The device current on this thread when constructed, restored on destruction.
 class DeviceGuard {

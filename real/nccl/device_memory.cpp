@@ -1,6 +1,10 @@
-// CUDA's memory for dist::Tensor (core/device_memory.hpp): cudaMalloc/cudaFree on the tensor's
-// device, cudaMemcpy/cudaMemset on the default stream (a copy to the host returns finished; one
-// on the device may still run, and a collective's stream waits for it: Communicator::activate).
+// CUDA's memory for dist::Tensor (core/device_memory.hpp): stream-ordered cudaMallocAsync and
+// cudaFreeAsync on the legacy default stream of the tensor's device, cudaMemcpy/cudaMemset on the
+// same stream (a copy to the host returns finished; one on the device may still run, and a
+// collective's stream waits for it: Communicator::activate). A free never blocks the host: it
+// lands after the stream's earlier work, not after the whole device as cudaFree's implicit
+// synchronisation would (forever, behind an nccl operation that never ends). An operation using
+// the tensor is finished once its Work was waited, which dist::Work requires before buffers die.
 // Registered while this library is linked, so cuda tensors work in any program built with the
 // nccl backend, before or without init_process_group.
 #include "real/nccl/device_memory.hpp"
@@ -26,14 +30,14 @@ class CudaMemory final : public core::DeviceMemory {
   std::shared_ptr<void> allocate(Device device, std::size_t bytes) override {
     DeviceGuard guard(device.index);
     void* p = nullptr;
-    check_cuda(cudaMalloc(&p, bytes == 0 ? 1 : bytes),
+    check_cuda(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, cudaStreamLegacy),
                "Tensor: allocating " + std::to_string(bytes) + " bytes on " + to_string(device));
     const int index = device.index;
     return {p, [index](void* q) {
               int previous = -1;
               (void)cudaGetDevice(&previous);
               (void)cudaSetDevice(index);
-              (void)cudaFree(q);
+              (void)cudaFreeAsync(q, cudaStreamLegacy);
               if (previous >= 0) (void)cudaSetDevice(previous);
             }};
   }

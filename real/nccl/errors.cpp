@@ -46,10 +46,11 @@ void throw_nccl_error(ncclResult_t code, const std::string& where, const std::st
 }
 
 void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout,
-                        const std::vector<int>& absent) {
-  const std::string who = absent.empty()
-                              ? "a peer did not take part, or is stuck or dead"
-                              : core::ranks_phrase(absent) + " never arrived (no answer to the roll call)";
+                        const std::vector<int>& absent, const std::string& named) {
+  const std::string who =
+      !named.empty()   ? named
+      : absent.empty() ? "a peer did not take part, or is stuck or dead"
+                       : core::ranks_phrase(absent) + " never arrived (no answer to the roll call)";
   throw TimeoutError("nccl " + where + " did not complete within " +
                          std::to_string(timeout.count()) + " ms: " + who +
                          "; the communicator was aborted (create a new process group to continue)",

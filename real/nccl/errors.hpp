@@ -27,9 +27,11 @@ std::string nccl_error_text(ncclResult_t code);
                                    const std::string& detail = "",
                                    const std::vector<int>& absent = {});
 // TimeoutError("nccl <where> did not complete within N ms: rank 2 never arrived ...; the
-// communicator was aborted"), carrying the absent members as its missing ranks.
+// communicator was aborted"), carrying the absent members as its missing ranks. `who` replaces
+// the phrase naming them (core::name_absentees's, e.g. "rank 1 did not take part" for p2p).
 [[noreturn]] void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout,
-                                     const std::vector<int>& absent = {});
+                                     const std::vector<int>& absent = {},
+                                     const std::string& who = "");
 
 inline void check_cuda(cudaError_t code, const std::string& where) {
   if (code != cudaSuccess) throw_cuda_error(code, where);

@@ -7,35 +7,40 @@
 
 namespace dist::real {
 
+// The whole group runs under the communicator's lock (one run()); the first failing call's code
+// wins, and ncclGroupEnd is always called once ncclGroupStart succeeded.
 template <class F> void NcclBackend::grouped(Staging& s, F&& body) {
-  comm_->complete(ncclGroupStart(), s.operation());
-  ncclResult_t first = ncclSuccess;
-  const auto call = [&](ncclResult_t r) {
-    if (first == ncclSuccess && r != ncclSuccess && r != ncclInProgress) first = r;
-  };
-  body(call);
-  const ncclResult_t end = ncclGroupEnd();
-  comm_->complete(first, s.operation());
-  comm_->complete(end, s.operation());
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    ncclResult_t first = ncclGroupStart();
+    if (first != ncclSuccess) return first;
+    const auto call = [&](ncclResult_t r) {
+      if (first == ncclSuccess && r != ncclSuccess && r != ncclInProgress) first = r;
+    };
+    body(c, call);
+    const ncclResult_t end = ncclGroupEnd();
+    return first != ncclSuccess ? first : end;
+  });
 }
 
 Work NcclBackend::send(core::Buf data, int dst, int /*tag*/) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("send");
+  Staging s = begin_p2p("send", dst);
   if (data.count == 0) return core::completed_work();
   const void* in = s.input(data);
-  comm_->complete(ncclSend(in, data.count, nccl_dtype(data.dtype), dst, comm_->get(), comm_->stream()),
-                  s.operation() + " to group rank " + std::to_string(dst));
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    return ncclSend(in, data.count, nccl_dtype(data.dtype), dst, c, comm_->stream());
+  });
   return s.finish();
 }
 
 Work NcclBackend::recv(core::Buf data, int src, int /*tag*/) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin("recv");
+  Staging s = begin_p2p("recv", src);
   if (data.count == 0) return core::completed_work();
   void* out = s.output(data, false);
-  comm_->complete(ncclRecv(out, data.count, nccl_dtype(data.dtype), src, comm_->get(), comm_->stream()),
-                  s.operation() + " from group rank " + std::to_string(src));
+  comm_->run(s.operation(), [&](ncclComm_t c) {
+    return ncclRecv(out, data.count, nccl_dtype(data.dtype), src, c, comm_->stream());
+  });
   return s.finish();
 }
 
@@ -47,17 +52,19 @@ Work NcclBackend::gather(core::Buf input, core::Buf output, int root) {
   const void* in = s.input(input);
   const ncclDataType_t type = nccl_dtype(input.dtype);
   if (rank() != root) {
-    grouped(s, [&](auto call) { call(ncclSend(in, input.count, type, root, comm_->get(), comm_->stream())); });
+    grouped(s, [&](ncclComm_t c, auto call) {
+      call(ncclSend(in, input.count, type, root, c, comm_->stream()));
+    });
     return s.finish();
   }
   void* out = s.output(output, false);
   copy_on_device(s, element(out, input.count * static_cast<std::size_t>(root), input.dtype), in,
                  input.bytes());
-  grouped(s, [&](auto call) {
+  grouped(s, [&](ncclComm_t c, auto call) {
     for (int r = 0; r < size(); ++r)
       if (r != root)
         call(ncclRecv(element(out, input.count * static_cast<std::size_t>(r), input.dtype),
-                      input.count, type, r, comm_->get(), comm_->stream()));
+                      input.count, type, r, c, comm_->stream()));
   });
   return s.finish();
 }
@@ -70,17 +77,19 @@ Work NcclBackend::scatter(core::Buf input, core::Buf output, int root) {
   void* out = s.output(output, false);
   const ncclDataType_t type = nccl_dtype(output.dtype);
   if (rank() != root) {
-    grouped(s, [&](auto call) { call(ncclRecv(out, output.count, type, root, comm_->get(), comm_->stream())); });
+    grouped(s, [&](ncclComm_t c, auto call) {
+      call(ncclRecv(out, output.count, type, root, c, comm_->stream()));
+    });
     return s.finish();
   }
   void* in = s.input(input);
   copy_on_device(s, out, element(in, output.count * static_cast<std::size_t>(root), output.dtype),
                  output.bytes());
-  grouped(s, [&](auto call) {
+  grouped(s, [&](ncclComm_t c, auto call) {
     for (int r = 0; r < size(); ++r)
       if (r != root)
         call(ncclSend(element(in, output.count * static_cast<std::size_t>(r), output.dtype),
-                      output.count, type, r, comm_->get(), comm_->stream()));
+                      output.count, type, r, c, comm_->stream()));
   });
   return s.finish();
 }
@@ -92,14 +101,24 @@ Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
   const std::size_t chunk = input.count / static_cast<std::size_t>(size());
   void* in = s.input(input);
   void* out = s.output(output, false);
+  // In place on the device (host data is staged into two fresh buffers): the grouped sends
+  // would read chunks the receives overwrite, so the input is copied aside first, as mpi's
+  // staging does.
+  if (overlaps(in, out, input.bytes())) {
+    void* aside = s.scratch(input.bytes());
+    copy_on_device(s, aside, in, input.bytes());
+    in = aside;
+  }
   const ncclDataType_t type = nccl_dtype(input.dtype);
-  const auto part = [&](void* base, int r) { return element(base, chunk * static_cast<std::size_t>(r), input.dtype); };
+  const auto part = [&](void* base, int r) {
+    return element(base, chunk * static_cast<std::size_t>(r), input.dtype);
+  };
   copy_on_device(s, part(out, rank()), part(in, rank()), chunk * dtype_size(input.dtype));
-  grouped(s, [&](auto call) {
+  grouped(s, [&](ncclComm_t c, auto call) {
     for (int r = 0; r < size(); ++r) {
       if (r == rank()) continue;
-      call(ncclSend(part(in, r), chunk, type, r, comm_->get(), comm_->stream()));
-      call(ncclRecv(part(out, r), chunk, type, r, comm_->get(), comm_->stream()));
+      call(ncclSend(part(in, r), chunk, type, r, c, comm_->stream()));
+      call(ncclRecv(part(out, r), chunk, type, r, c, comm_->stream()));
     }
   });
   return s.finish();
@@ -113,13 +132,12 @@ Work NcclBackend::all_gather_v(core::Buf input, core::Buf output,
   const void* in = s.input(input);
   void* out = s.output(output, false);
   const ncclDataType_t type = nccl_dtype(input.dtype);
-  grouped(s, [&](auto call) {
+  grouped(s, [&](ncclComm_t c, auto call) {
     std::size_t offset = 0;
     for (int r = 0; r < size(); ++r) {
       const std::size_t n = counts[static_cast<std::size_t>(r)];
       if (n > 0)  // every rank skips the same empty contributions
-        call(ncclBroadcast(in, element(out, offset, input.dtype), n, type, r, comm_->get(),
-                           comm_->stream()));
+        call(ncclBroadcast(in, element(out, offset, input.dtype), n, type, r, c, comm_->stream()));
       offset += n;
     }
   });

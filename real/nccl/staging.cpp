@@ -7,8 +7,8 @@
 
 namespace dist::real {
 
-Staging::Staging(std::shared_ptr<Communicator> comm, std::string operation)
-    : comm_(std::move(comm)), operation_(std::move(operation)) {}
+Staging::Staging(std::shared_ptr<Communicator> comm, Operation op)
+    : comm_(std::move(comm)), op_(std::move(op)) {}
 
 Staging::~Staging() {
   free_in_order(memory_, comm_->stream());
@@ -17,20 +17,23 @@ Staging::~Staging() {
 void* Staging::allocate(std::size_t bytes) {
   void* p = nullptr;
   check_cuda(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, comm_->stream()),
-             operation_ + ": allocating " + std::to_string(bytes) + " bytes of staging memory");
+             op_.name + ": allocating " + std::to_string(bytes) + " bytes of staging memory");
   memory_.push_back(p);
   return p;
 }
 
 void* Staging::stage_in(const core::Buf& b) {
   if (!stream_idle_) {
-    comm_->wait_idle(operation_ + " (waiting for earlier operations before staging host data)");
+    // What it waits for are earlier operations: a p2p call's peer is not to blame for them.
+    Operation earlier = op_.with(" (waiting for earlier operations before staging host data)");
+    earlier.peer = -1;
+    comm_->wait_idle(earlier);
     stream_idle_ = true;
   }
   void* p = allocate(b.bytes());
   if (b.count > 0)
     check_cuda(cudaMemcpyAsync(p, b.data, b.bytes(), cudaMemcpyHostToDevice, comm_->stream()),
-               operation_ + ": copying host data to the device");
+               op_.name + ": copying host data to the device");
   return p;
 }
 
@@ -49,7 +52,7 @@ void* Staging::output(const core::Buf& b, bool initialise) {
 void* Staging::scratch(std::size_t bytes) { return allocate(bytes); }
 
 Work Staging::finish() {
-  auto work = std::make_shared<NcclWork>(comm_, operation_, std::move(copies_), std::move(memory_));
+  auto work = std::make_shared<NcclWork>(comm_, op_, std::move(copies_), std::move(memory_));
   copies_.clear();
   memory_.clear();
   return Work(std::move(work));

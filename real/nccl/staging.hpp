@@ -15,7 +15,7 @@ namespace dist::real {
 
 class Staging {
  public:
-  Staging(std::shared_ptr<Communicator> comm, std::string operation);
+  Staging(std::shared_ptr<Communicator> comm, Operation op);
   ~Staging();  // frees what was allocated when the operation never reached its Work
   Staging(const Staging&) = delete;
   Staging(Staging&&) noexcept = default;  // the moved-from one owns nothing (empty vectors)
@@ -29,7 +29,7 @@ class Staging {
   // Device scratch memory of `bytes`, freed after the operation.
   void* scratch(std::size_t bytes);
 
-  const std::string& operation() const { return operation_; }
+  const Operation& operation() const { return op_; }
   Communicator& comm() { return *comm_; }
   // Records the operation's completion event and hands the copies and frees to its Work.
   Work finish();
@@ -39,7 +39,7 @@ class Staging {
   void* stage_in(const core::Buf& b);
 
   std::shared_ptr<Communicator> comm_;
-  std::string operation_;
+  Operation op_;
   bool stream_idle_ = false;  // waited once before the first pageable host copy
   std::vector<CopyBack> copies_;
   std::vector<void*> memory_;

@@ -1,5 +1,6 @@
-// NcclWork: event polling through the communicator's deadline, then the copies back to the host
-// on the communicator's copy stream (the main stream may hold later operations by then).
+// NcclWork: event polling through the communicator (deadline, abort state, asynchronous errors),
+// then the copies back to the host on the communicator's copy stream (the main stream may hold
+// later operations by then).
 #include "real/nccl/work.hpp"
 
 #include <optional>
@@ -8,9 +9,12 @@
 
 namespace dist::real {
 
-NcclWork::NcclWork(std::shared_ptr<Communicator> comm, std::string operation,
-                   std::vector<CopyBack> copies, std::vector<void*> device_memory)
-    : comm_(std::move(comm)), operation_(std::move(operation)), copies_(std::move(copies)),
+NcclWork::NcclWork(std::shared_ptr<Communicator> comm, Operation op, std::vector<CopyBack> copies,
+                   std::vector<void*> device_memory)
+    : comm_(std::move(comm)),
+      op_(std::move(op)),
+      deadline_(Communicator::Clock::now() + comm_->spec().timeout),
+      copies_(std::move(copies)),
       device_memory_(std::move(device_memory)) {
   cudaError_t e = cudaEventCreateWithFlags(&event_, cudaEventDisableTiming);
   if (e == cudaSuccess) e = cudaEventRecord(event_, comm_->stream());
@@ -18,8 +22,8 @@ NcclWork::NcclWork(std::shared_ptr<Communicator> comm, std::string operation,
     if (event_) (void)cudaEventDestroy(event_);
     event_ = nullptr;
     free_in_order(device_memory_, comm_->stream());  // the destructor will not run
-    comm_->abort("a CUDA error recording the event of " + operation_);
-    throw_cuda_error(e, operation_);
+    comm_->abort("a CUDA error recording the event of " + op_.name);
+    throw_cuda_error(e, op_.name);
   }
 }
 
@@ -42,17 +46,18 @@ void free_in_order(std::vector<void*>& memory, cudaStream_t stream) {
 bool NcclWork::event_done() {
   const cudaError_t e = cudaEventQuery(event_);
   if (e == cudaErrorNotReady) return false;
-  check_cuda(e, operation_);
+  check_cuda(e, op_.name);
   return true;
 }
 
 void NcclWork::finish() {
   for (const CopyBack& c : copies_)
-    check_cuda(cudaMemcpyAsync(c.host, c.device, c.bytes, cudaMemcpyDeviceToHost, comm_->copy_stream()),
-               operation_ + ": copying the result back to the host");
+    check_cuda(
+        cudaMemcpyAsync(c.host, c.device, c.bytes, cudaMemcpyDeviceToHost, comm_->copy_stream()),
+        op_.name + ": copying the result back to the host");
   // The copies read finished results on an otherwise idle stream: this returns promptly.
   if (!copies_.empty())
-    check_cuda(cudaStreamSynchronize(comm_->copy_stream()), operation_ + ": copying back");
+    check_cuda(cudaStreamSynchronize(comm_->copy_stream()), op_.name + ": copying back");
   free_in_order(device_memory_, comm_->copy_stream());
   copies_.clear();
 }
@@ -62,7 +67,7 @@ void NcclWork::wait() {
   if (!done_) {
     try {
       DeviceGuard guard(comm_->spec().device);
-      comm_->wait_until([&] { return event_done(); }, operation_);
+      comm_->wait_until([&] { return event_done(); }, op_, deadline_);
       finish();
     } catch (...) {
       error_ = std::current_exception();
@@ -77,7 +82,8 @@ bool NcclWork::is_completed() {
   if (done_) return true;
   try {
     DeviceGuard guard(comm_->spec().device);
-    if (!event_done()) return false;
+    // One look with the same checks as wait(): the deadline, an abort, asynchronous errors.
+    if (!comm_->poll([&] { return event_done(); }, op_, deadline_)) return false;
     finish();
   } catch (...) {
     error_ = std::current_exception();

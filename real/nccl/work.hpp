@@ -1,6 +1,8 @@
 // The Work of an nccl operation: a CUDA event recorded on the communicator's stream after it.
-// wait() polls the event against the deadline (aborting the communicator on a timeout or an
-// NCCL error), then copies staged results back to the host and frees the staging memory.
+// wait() and is_completed() poll the event against the operation's deadline (the group's timeout
+// from when it was issued), aborting the communicator on a timeout or an NCCL error; an event
+// that completes because the communicator was aborted is an error, never a success. Then staged
+// results are copied back to the host and the staging memory is freed.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -31,9 +33,9 @@ class NcclWork final : public detail::WorkState {
  public:
   // Records the event on comm's stream now. `copies` run after completion; `device_memory` (from
   // cudaMallocAsync) is freed after the copies.
-  NcclWork(std::shared_ptr<Communicator> comm, std::string operation, std::vector<CopyBack> copies,
+  NcclWork(std::shared_ptr<Communicator> comm, Operation op, std::vector<CopyBack> copies,
            std::vector<void*> device_memory);
-  ~NcclWork() override;
+  ~NcclWork() override;  // never waited for: the staging memory is freed after the operation
 
   void wait() override;
   bool is_completed() override;
@@ -43,7 +45,8 @@ class NcclWork final : public detail::WorkState {
   void finish();      // the copies back and the frees (after the event)
 
   std::shared_ptr<Communicator> comm_;
-  std::string operation_;
+  Operation op_;
+  Communicator::Clock::time_point deadline_;
   std::vector<CopyBack> copies_;
   std::vector<void*> device_memory_;
   cudaEvent_t event_ = nullptr;

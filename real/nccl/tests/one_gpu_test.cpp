@@ -1,0 +1,152 @@
+// One-GPU checks that reach NCCL. dist's front end answers a one-rank world itself, so these call
+// the backend directly: a split followed at once by a barrier on the parent (member and
+// non-member paths), host input gathered into a zeroed host output (the copy back), Works waited
+// after their communicator was aborted, and every collective below the one-rank shortcut
+// (integer mean, bitwise fold, in-place all_to_all on the device). Each skips, saying why,
+// without a GPU.
+#include <gtest/gtest.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "real/nccl/backend.hpp"
+#include "real/nccl/tests/late_fill.hpp"
+#include "real/nccl/tests/nccl_test_util.hpp"
+
+namespace {
+
+using namespace nccl_test;
+using dist::ReduceOp;
+using dist::detail::buffer_of;
+
+dist::real::NcclBackend& nccl_backend() {
+  return dynamic_cast<dist::real::NcclBackend&>(*dist::core::current_context()->world->backend);
+}
+
+template <class T>
+dist::core::Buf host(std::vector<T>& v) {
+  return buffer_of(std::span<T>(v));
+}
+
+// wait() raises BackendError saying the communicator was aborted; never a success.
+void expect_aborted(dist::Work& work, const std::string& what) {
+  try {
+    work.wait();
+    ADD_FAILURE() << what << " reported success after its communicator was aborted";
+  } catch (const dist::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("aborted"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NcclOneGpu, SplitThenAtOnceABarrierOnTheParent) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    auto& backend = nccl_backend();
+    // A member: split returns once the parent reports ncclSuccess again, so the parent's next
+    // call is not refused with ncclInvalidArgument ("previous operation" still in progress).
+    auto child = backend.split({0});
+    EXPECT_NE(child, nullptr);
+    backend.barrier().wait();
+    if (child) child->barrier().wait();
+    // No member (NCCL_SPLIT_NOCOLOR): the non-members' path, then the parent at once.
+    EXPECT_EQ(backend.split({}), nullptr);
+    backend.barrier().wait();
+    std::vector<int> v{4, -4};
+    backend.all_reduce(host(v), ReduceOp::sum).wait();
+    EXPECT_EQ(v, (std::vector<int>{4, -4}));
+    return 0;
+  });
+}
+
+TEST(NcclOneGpu, AllGatherCopiesHostResultsBackIntoZeroedOutputs) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    auto& backend = nccl_backend();
+    std::vector<float> in{1.5f, -2.0f, 3.25f}, out(3, 0.0f);
+    backend.all_gather(host(in), host(out)).wait();
+    EXPECT_EQ(out, in) << "host input into host output";
+    DeviceVector<float> d(in);
+    std::vector<float> from_device(3, 0.0f);
+    backend.all_gather(buffer_of(d.tensor()), host(from_device)).wait();
+    EXPECT_EQ(from_device, in) << "device input into host output";
+    DeviceVector<float> to(std::vector<float>(3, 0.0f));
+    backend.all_gather(host(in), buffer_of(to.tensor())).wait();
+    EXPECT_EQ(to.to_host(), in) << "host input into device output";
+    return 0;
+  });
+}
+
+// Both operations queue behind a kernel on the default stream that ends after a second; the
+// communicator is aborted meanwhile. After an abort NCCL's kernels exit early and complete their
+// events: the Works must raise, not report success.
+TEST(NcclOneGpu, WorksWaitedAfterTheCommunicatorWasAbortedRaise) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    auto& backend = nccl_backend();
+    constexpr std::size_t n = 1 << 16;
+    DeviceVector<std::int32_t> a(std::vector<std::int32_t>(n, 1)),
+        b(std::vector<std::int32_t>(n, 2));
+    auto at = a.tensor(), bt = b.tensor();
+    const cudaError_t launched =
+        fill_late_on_default_stream(static_cast<std::int32_t*>(at.data()), n, 7, 1000ms);
+    EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
+    dist::Work first = backend.all_reduce(buffer_of(at), ReduceOp::sum);
+    dist::Work second = backend.broadcast(buffer_of(bt), 0);
+    backend.communicator().abort("the test's abort");
+    EXPECT_TRUE(backend.communicator().aborted());
+    // is_completed() never blocks; once true, the Work's outcome is the abort.
+    const auto limit = std::chrono::steady_clock::now() + 30s;
+    while (!first.is_completed() && std::chrono::steady_clock::now() < limit)
+      std::this_thread::sleep_for(5ms);
+    EXPECT_TRUE(first.is_completed());
+    expect_aborted(first, "all_reduce (polled with is_completed)");
+    expect_aborted(second, "broadcast (waited)");
+    try {
+      backend.barrier().wait();
+      ADD_FAILURE() << "a barrier ran on an aborted communicator";
+    } catch (const dist::BackendError& e) {
+      EXPECT_NE(std::string(e.what()).find("barrier #"), std::string::npos) << e.what();
+    }
+    return 0;
+  });
+}
+
+TEST(NcclOneGpu, EveryCollectiveRunsBelowTheOneRankShortcut) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    auto& backend = nccl_backend();
+    const std::vector<std::int64_t> h{7, -3};
+    std::vector<std::int64_t> x = h;
+    backend.reduce(host(x), ReduceOp::mean, 0).wait();  // integer mean: ncclSum, then / 1
+    EXPECT_EQ(x, h) << "reduce mean";
+    backend.broadcast(host(x), 0).wait();
+    EXPECT_EQ(x, h) << "broadcast";
+    std::vector<std::int64_t> out(2, 0);
+    backend.reduce_scatter(host(x), host(out), ReduceOp::bor).wait();  // all_gather + fold
+    EXPECT_EQ(out, h) << "reduce_scatter bor";
+    out.assign(2, 0);
+    backend.gather(host(x), host(out), 0).wait();
+    EXPECT_EQ(out, h) << "gather";
+    out.assign(2, 0);
+    backend.scatter(host(x), host(out), 0).wait();
+    EXPECT_EQ(out, h) << "scatter";
+    out.assign(2, 0);
+    backend.all_to_all(host(x), host(out)).wait();
+    EXPECT_EQ(out, h) << "all_to_all";
+    out.assign(2, 0);
+    const std::size_t counts[] = {2};
+    backend.all_gather_v(host(x), host(out), counts).wait();
+    EXPECT_EQ(out, h) << "all_gather_v";
+    // In place on the device: all_to_all copies its input aside before the grouped calls.
+    DeviceVector<float> d(std::vector<float>{1, 2, 3, 4});
+    backend.all_to_all(buffer_of(d.tensor()), buffer_of(d.tensor())).wait();
+    EXPECT_EQ(d.to_host(), (std::vector<float>{1, 2, 3, 4})) << "all_to_all in place";
+    backend.all_reduce(buffer_of(d.tensor()), ReduceOp::mean).wait();  // ncclAvg
+    EXPECT_EQ(d.to_host(), (std::vector<float>{1, 2, 3, 4})) << "all_reduce mean";
+    return 0;
+  });
+}
+
+}  // namespace
