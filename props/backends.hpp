@@ -74,6 +74,9 @@ struct Capabilities {
   // The share of each property's case budget this backend runs (real backends spend most of a
   // case connecting, so they run fewer cases in the same time).
   int case_percent = 100;
+  // Why p2p "posted all at once" (every irecv before any isend, tags deciding the match) cannot
+  // run on this backend; empty where it can. The p2p property then posts blocking calls only.
+  std::string_view no_posted_p2p{};
 };
 
 // The case_percent of the backend whose suite is running (100 outside a backend suite).
@@ -190,7 +193,13 @@ constexpr Capabilities real_capabilities(dist::Backend backend, int case_percent
           .bitwise_floats = false,
           .reports_mismatches = false,
           .failure_deadline = std::chrono::seconds(slow ? 60 : 30),
-          .case_percent = slow ? 10 : case_percent};
+          .case_percent = slow ? 10 : case_percent,
+          .no_posted_p2p = backend != dist::Backend::nccl
+                               ? ""
+                               : "nccl has no tags and runs a communicator's calls in issue order "
+                                 "on one stream, so a receive posted before the send it waits "
+                                 "for deadlocks (each isend/irecv is its own NCCL call, not "
+                                 "batched in one ncclGroupStart/End)"};
 }
 }  // namespace detail
 
