@@ -1,8 +1,10 @@
 // The Work of an nccl operation: a CUDA event recorded on the communicator's stream after it.
 // wait() and is_completed() poll the event against the operation's deadline (the group's timeout
 // from when it was issued), aborting the communicator on a timeout or an NCCL error; an event
-// that completes because the communicator was aborted is an error, never a success. Then staged
-// results are copied back to the host and the staging memory is freed.
+// that completes because the communicator was aborted is an error, never a success. An event
+// cannot tell whether it finished before the abort, so a Work first looked at after one raises
+// even if its operation had finished (one already waited keeps its success). Then staged results
+// are copied back to the host and the staging memory is freed.
 #pragma once
 
 #include <cuda_runtime_api.h>
