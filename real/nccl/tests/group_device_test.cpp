@@ -7,12 +7,16 @@
 #include <atomic>
 #include <cstdlib>
 #include <map>
+#include <span>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "dist/init.hpp"
+#include "real/nccl/tests/nccl_test_util.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"
-#include "real/nccl/tests/nccl_test_util.hpp"
 
 namespace {
 
@@ -119,6 +123,79 @@ TEST(NcclFailures, APeerThatNeverArrivesTimesOutAndAbortsTheCommunicator) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, timeout * 4) << "took too long";
 }
 
+// Issue 21, finding 4: send/recv do not advance the collective number, so ranks that made
+// different numbers of p2p calls still answer the same roll call and both name the absent rank
+// (before, rank 0 called it all_reduce #2 and rank 1 all_reduce #3, and each named the other).
+TEST(NcclFailures, TimeoutsNameTheAbsentRankAfterUnevenP2p) {
+  if (const auto why = skip_reason(3); !why.empty()) GTEST_SKIP() << why;
+  const auto timeout = std::chrono::milliseconds(10000);
+  std::atomic<int> finished{0};
+  const auto got = run(
+      3,
+      [&] {
+    const int me = dist::get_rank();
+    std::vector<float> x{1.0f};
+    if (me == 0) dist::send(std::span<float>(x), 1);  // one p2p call
+    if (me == 1) {                                    // two
+      dist::recv(std::span<float>(x), 0);
+      dist::send(std::span<float>(x), 2);
+    }
+    std::vector<int> missing{-1};
+    if (me == 2) {  // one, then never joins the all_reduce; leaves once the others have timed out
+      dist::recv(std::span<float>(x), 1);
+      const auto limit = std::chrono::steady_clock::now() + timeout * 4;
+      while (finished < 2 && std::chrono::steady_clock::now() < limit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return missing;
+    }
+    std::vector<int> v{1};
+    try {
+      dist::all_reduce(v);
+    } catch (const dist::TimeoutError& e) {
+      missing = e.missing_ranks();
+    }
+    ++finished;
+    return missing;
+      },
+      timeout);
+  EXPECT_EQ(got[0], std::vector<int>{2});
+  EXPECT_EQ(got[1], std::vector<int>{2});
+}
+
+// Issue 21, finding 4: a p2p call that times out names its peer (no roll call).
+TEST(NcclFailures, AP2pTimeoutNamesItsPeer) {
+  if (const auto why = skip_reason(2); !why.empty()) GTEST_SKIP() << why;
+  const auto timeout = std::chrono::milliseconds(5000);
+  std::atomic<bool> rank0_done{false};
+  const auto got = run(
+      2,
+      [&] {
+    std::string outcome;
+    if (dist::get_rank() == 1) {  // never receives
+      const auto limit = std::chrono::steady_clock::now() + timeout * 4;
+      while (!rank0_done && std::chrono::steady_clock::now() < limit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return std::pair{outcome, std::vector<int>{}};
+    }
+    std::vector<float> big(std::size_t{1} << 22, 1.0f);  // more than NCCL's buffers hold
+    std::vector<int> missing;
+    try {
+      dist::send(std::span<float>(big), 1);
+      outcome = "completed";
+    } catch (const dist::TimeoutError& e) {
+      outcome = e.what();
+      missing = e.missing_ranks();
+    }
+    rank0_done = true;
+    return std::pair{outcome, missing};
+      },
+      timeout);
+  const auto& [outcome, missing] = got[0];
+  EXPECT_EQ(missing, std::vector<int>{1}) << outcome;
+  EXPECT_NE(outcome.find("send #1 to group rank 1"), std::string::npos) << outcome;
+  EXPECT_NE(outcome.find("rank 1 did not take part"), std::string::npos) << outcome;
+}
+
 // DIST_DEBUG=detail: ranks that call the same collective with different counts, or different
 // collectives, all get the same DesyncError (without it NCCL would hang or corrupt memory).
 TEST(NcclFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
@@ -162,6 +239,13 @@ TEST(NcclInitDist, PicksTheDeviceOfTheLocalRank) {
   std::vector<int> v{3};
   dist::all_reduce(v);
   EXPECT_EQ(v, std::vector<int>{3});
+  // The front end answers a one-rank world itself: the world's backend is called directly so
+  // that NCCL is reached on the device init_dist chose.
+  std::vector<int> w{5, -5};
+  dist::core::current_context()
+      ->world->backend->all_reduce(dist::detail::buffer_of(std::span<int>(w)), dist::ReduceOp::sum)
+      .wait();
+  EXPECT_EQ(w, (std::vector<int>{5, -5}));
   dist::destroy_dist();
   EXPECT_FALSE(dist::is_distributed());
 }
