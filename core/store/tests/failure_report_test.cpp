@@ -140,6 +140,33 @@ TEST(FailureReports, AFrozenStoreHostIsNamedWithinTheWindow) {
   EXPECT_LT(Clock::now() - start, 6s);  // the 2 s budget with room for a loaded machine
 }
 
+// A join that times out while the store's host is frozen names that host, not the ranks it
+// could not ask about, and ends within the wait's timeout plus the client's grace and budget.
+TEST(FailureReports, AJoinWithAFrozenStoreHostNamesTheHost) {
+  ChildHost host;
+  ASSERT_NE(host.port(), 0);
+  TcpStore store(options(false, host.port()));  // rank 1's client
+  std::string error = "no error";
+  std::vector<int> named;
+  const auto start = Clock::now();
+  std::jthread joining([&] {
+    try {
+      dist::core::wait_for_members(store, {0, 1, 2}, 1, 1s, "gloo", "world", "a hint");
+    } catch (const dist::TimeoutError& e) {
+      error = e.what();
+      named = e.missing_ranks();
+    } catch (const std::exception& e) {
+      error = std::string("not a TimeoutError: ") + e.what();
+    }
+  });
+  std::this_thread::sleep_for(300ms);  // rank 1 has joined and waits for the others
+  host.stop();
+  joining.join();
+  EXPECT_NE(error.find("the store's host, rank 0, is unresponsive"), std::string::npos) << error;
+  EXPECT_EQ(named, std::vector<int>{0}) << error;
+  EXPECT_LT(Clock::now() - start, 12s);  // 1 s + the client's 5 s grace + a 2 s budget
+}
+
 // A store host that answers each connection's hello and nothing after it: a host whose requests
 // hang although its process still accepts connections. Its connections are kept until it goes.
 class HelloOnlyHost {
