@@ -1,13 +1,17 @@
 // One-GPU checks that reach NCCL. dist's front end answers a one-rank world itself, so these call
 // the backend directly: a split followed at once by a barrier on the parent (member and
 // non-member paths), host input gathered into a zeroed host output (the copy back), Works waited
-// after their communicator was aborted, and every collective below the one-rank shortcut
-// (integer mean, bitwise fold, in-place all_to_all on the device). Each skips, saying why,
-// without a GPU.
+// after their communicator was aborted, Works polled on another thread while the issuer enqueues,
+// and every collective below the one-rank shortcut (integer mean, bitwise fold, in-place
+// all_to_all on the device). Each skips, saying why, without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/context.hpp"
@@ -109,6 +113,37 @@ TEST(NcclOneGpu, WorksWaitedAfterTheCommunicatorWasAbortedRaise) {
     } catch (const dist::BackendError& e) {
       EXPECT_NE(std::string(e.what()).find("barrier #"), std::string::npos) << e.what();
     }
+    return 0;
+  });
+}
+
+// Issue 21, finding 3: Works polled on another thread while the issuing thread enqueues on the
+// same communicator (every NCCL call is under the communicator's lock).
+TEST(NcclOneGpu, WorksPolledOnAnotherThreadWhileTheIssuerEnqueues) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    auto& backend = nccl_backend();
+    DeviceVector<float> d(std::vector<float>(4096, 1.0f));
+    std::vector<dist::Work> works;
+    std::mutex works_mutex;
+    std::atomic<bool> issued{false};
+    std::thread poller([&] {
+      while (!issued) {
+        std::lock_guard lock(works_mutex);
+        for (const auto& w : works) (void)w.is_completed();
+      }
+    });
+    for (int i = 0; i < 500; ++i) {
+      dist::Work w =
+          backend.all_reduce(buffer_of(d.tensor()), i % 2 ? ReduceOp::max : ReduceOp::sum);
+      std::lock_guard lock(works_mutex);
+      works.push_back(std::move(w));
+    }
+    issued = true;
+    poller.join();
+    for (auto& w : works) w.wait();
+    const auto values = d.to_host();
+    EXPECT_EQ(std::count(values.begin(), values.end(), 1.0f), 4096);
     return 0;
   });
 }
