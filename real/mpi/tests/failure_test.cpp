@@ -80,10 +80,13 @@ class GuardablePage {
       ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 };
 
-// The same late rank, with the others' buffer on a page of its own that they make inaccessible
-// once all_reduce has thrown: when the late rank arrives and MPI completes the given-up
+// The late rank (the last) calls `late_call` on a guarded page's values 4.5 s late, past the
+// others' 3 s timeout; the others' `timed_out_call` on their page must raise TimeoutError, after
+// which they make the page inaccessible: when the late rank arrives and MPI completes the given-up
 // operation, it must write into dist's memory, not the caller's (else this process segfaults).
-TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
+// The two barriers poll MPI until the late call, and so the given-up ones, completed.
+template <class Late, class TimedOut>
+void late_rank_writes_no_freed_buffer(Late late_call, TimedOut timed_out_call) {
   const int world = dist::get_world_size();
   if (world < 2) GTEST_SKIP() << "needs 2 ranks";
   const dist::Group group = group_of_everyone(world);
@@ -91,39 +94,40 @@ TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
   GuardablePage page;
   const std::span<std::int64_t> v = page.values();
   if (dist::get_rank() == late) {
-    std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
-    dist::all_reduce(v, dist::ReduceOp::sum, group);
-    EXPECT_EQ(v[0], world);
+    std::this_thread::sleep_for(4500ms);
+    late_call(v, group, late);
   } else {
-    EXPECT_THROW(dist::all_reduce(v, dist::ReduceOp::sum, group), dist::TimeoutError);
+    EXPECT_THROW(timed_out_call(v, group, late), dist::TimeoutError);
     ASSERT_TRUE(page.guard());  // a late write now crashes this rank
   }
-  dist::barrier();  // polls MPI until the late rank's all_reduce, and so the given-up one,
-                    // completed
+  dist::barrier();
   std::this_thread::sleep_for(200ms);
   dist::barrier();
 }
 
+TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
+  const auto all_reduce = [](std::span<std::int64_t> v, const dist::Group& group, int) {
+    dist::all_reduce(v, dist::ReduceOp::sum, group);
+  };
+  late_rank_writes_no_freed_buffer(
+      [&](std::span<std::int64_t> v, const dist::Group& group, int late) {
+    all_reduce(v, group, late);
+    EXPECT_EQ(v[0], dist::get_world_size());
+      },
+      all_reduce);
+}
+
 // The same for a recv from the late rank: once it arrives, its send completes (the receivers
 // acknowledged it when they posted their recv) and MPI completes the given-up recv into dist's
-// scratch, not into the caller's buffer, which the receivers made inaccessible after the timeout.
+// scratch, not into the caller's buffer.
 TEST(MpiFailure, AGivenUpRecvNeverWritesTheCallersBufferAfterTheTimeout) {
-  const int world = dist::get_world_size();
-  if (world < 2) GTEST_SKIP() << "needs 2 ranks";
-  const dist::Group group = group_of_everyone(world);
-  const int late = world - 1;
-  GuardablePage page;
-  const std::span<std::int64_t> v = page.values();
-  if (dist::get_rank() == late) {
-    std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
+  late_rank_writes_no_freed_buffer(
+      [](std::span<std::int64_t> v, const dist::Group& group, int late) {
     for (int r = 0; r < late; ++r) EXPECT_NO_THROW(dist::send(v, r, 3, group)) << "to rank " << r;
-  } else {
-    EXPECT_THROW(dist::recv(v, late, 3, group), dist::TimeoutError);
-    ASSERT_TRUE(page.guard());  // a late write now crashes this rank
-  }
-  dist::barrier();  // polls MPI until the late rank's sends, and so the given-up recvs, completed
-  std::this_thread::sleep_for(200ms);
-  dist::barrier();
+      },
+      [](std::span<std::int64_t> v, const dist::Group& group, int late) {
+    dist::recv(v, late, 3, group);
+  });
 }
 
 }  // namespace
