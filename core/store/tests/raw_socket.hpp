@@ -17,16 +17,20 @@ namespace store_test {
 
 using Clock = std::chrono::steady_clock;
 
+// Connects socket `fd` to `port` on the loopback address; whether it connected.
+inline bool connect_loopback(int fd, std::uint16_t port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+}
+
 // A raw connection for sending arbitrary bytes to the store's port.
 class RawSocket {
  public:
-  explicit RawSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  }
+  explicit RawSocket(std::uint16_t port)
+      : fd_(::socket(AF_INET, SOCK_STREAM, 0)), connected_(connect_loopback(fd_, port)) {}
   ~RawSocket() { close(); }
   void close() {
     if (fd_ >= 0) ::close(fd_);

@@ -32,6 +32,7 @@
 
 #include "core/store/tcp_protocol.hpp"
 #include "core/store/tcp_store.hpp"
+#include "core/store/tests/raw_socket.hpp"
 #include "core/store/tests/store_options.hpp"
 #include "core/tests/fuzz_support.hpp"
 
@@ -166,11 +167,7 @@ Bytes mutate(const Bytes& seed, const std::vector<const Bytes*>& others, std::mt
 class Conn {
  public:
   explicit Conn(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ok_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ok_ = store_test::connect_loopback(fd_, port);
     ::fcntl(fd_, F_SETFL, O_NONBLOCK);
   }
   // Closes with a reset, so that thousands of connections leave no TIME_WAIT behind.
