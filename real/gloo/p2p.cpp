@@ -106,15 +106,14 @@ class P2PWork : public detail::WorkState {
   Header theirs(std::span<const std::byte> bytes) const {
     const auto h = Header::decode(bytes);
     if (!h)
-      throw BackendError("gloo " + operation_ + " on the " + errors_->group_text() + ": rank " +
-                         std::to_string(peer_) + " answered without dist's header " +
-                         "(is another program using this gloo context?)");
+      throw BackendError(where() + ": rank " + std::to_string(peer_) +
+                         " answered without dist's header (is another program using this gloo "
+                         "context?)");
     return *h;
   }
   [[noreturn]] void mismatch(int sender, const Header& sent, int receiver,
                              const Header& expected) const {
-    core::throw_p2p_mismatch("gloo " + operation_ + " on the " + errors_->group_text(), sender,
-                             sent, receiver, expected);
+    core::throw_p2p_mismatch(where(), sender, sent, receiver, expected);
   }
 
   std::shared_ptr<::gloo::Context> context_;  // the transport the buffers live on
@@ -123,6 +122,9 @@ class P2PWork : public detail::WorkState {
   int me() const { return me_; }
 
  private:
+  // "gloo send to rank 1 (tag 0) on the group of world ranks [0, 1]", as ErrorMapper words it.
+  std::string where() const { return "gloo " + operation_ + " on the " + errors_->group_text(); }
+
   std::chrono::milliseconds timeout_;
   std::shared_ptr<const ErrorMapper> errors_;
   std::string operation_;
