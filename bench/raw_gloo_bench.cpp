@@ -6,9 +6,9 @@
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
+#include <gloo/context.h>
 #include <gloo/math.h>
 #include <gloo/reduce.h>
-#include <gloo/context.h>
 
 #include <exception>
 #include <stdexcept>
@@ -16,6 +16,7 @@
 
 #include "bench/harness.hpp"
 #include "bench/register.hpp"
+#include "core/calls/call_layer.hpp"
 #include "core/context.hpp"
 #include "dist/dist.hpp"
 #include "real/gloo/backend.hpp"
@@ -135,9 +136,10 @@ std::shared_ptr<RawGlooRanks> make_raw_gloo_ranks(int n) {
 
 void with_raw_gloo(RawGlooRanks* ranks, int rank, const std::function<void()>& body) {
   const auto* context = core::current_context();
-  const auto gloo = context && context->world
-                        ? std::dynamic_pointer_cast<real::GlooBackend>(context->world->backend)
-                        : nullptr;
+  auto* gloo =
+      context && context->world && context->world->backend
+          ? dynamic_cast<real::GlooBackend*>(&core::without_call_layer(*context->world->backend))
+          : nullptr;
   if (!gloo) throw std::runtime_error("bench: a gloo world's rank has no gloo backend");
   RawRank& mine = ranks->ranks[static_cast<std::size_t>(rank)];
   mine.context = gloo->gloo_context();

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/calls/call_layer.hpp"
 #include "core/context.hpp"
 #include "core/init/launcher.hpp"
 #include "core/init/rendezvous.hpp"
@@ -62,6 +63,8 @@ void create_local_group(const core::LaunchInfo& info) {
     if (member) mine = group.state();
   }
   core::current_context()->local = mine;
+  // The user's first collective is #1 in errors, whatever init_dist called before it.
+  core::restart_numbering(*core::current_context()->world->backend);
 }
 
 }  // namespace

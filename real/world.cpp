@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "core/calls/call_layer.hpp"
 #include "core/init/rendezvous.hpp"
 #include "dist/errors.hpp"
 #include "dist/init.hpp"
@@ -27,7 +28,11 @@ void ignore_sigpipe() {
 
 std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   ignore_sigpipe();
-  auto backend = backend_entry(spec.backend, "init_process_group").make_world(spec);
+  // Every real backend runs under the call layer: numbered calls, the flight recorder, the
+  // DIST_DEBUG=detail check and the diagnosis of timeouts (core/calls/call_layer.hpp).
+  auto backend =
+      core::with_call_layer(backend_entry(spec.backend, "init_process_group").make_world(spec),
+                            {spec.store, spec.world_size, spec.rank, spec.timeout});
   auto context = std::make_shared<core::Context>();
   context->kind = spec.backend;
   context->rank = spec.rank;

@@ -41,11 +41,11 @@ std::string op_name(const Op& op) {
 }  // namespace
 
 std::string desync_message(const Op& op, std::string_view field) {
-  std::string msg = op.p2p ? "send/recv" + op_name(op) + ": the two sides disagree on '" +
-                                 std::string(field) + "':"
-                           : "collective" + op_name(op) + ": ranks disagree on '" +
-                                 std::string(field) + "':";
-  msg += arrived_calls(op);
+  std::vector<core::RankCall> calls;
+  for (std::size_t i = 0; i < op.participants.size(); ++i)
+    if (op.arrived[i]) calls.push_back({op.participants[i], op.calls[i].describe()});
+  std::string msg =
+      core::desync_message(op.comm ? op.comm->name : "?", op.p2p ? 0 : op.seq, field, calls);
   const auto missing = op.missing();
   if (!missing.empty()) msg += "\n  (not arrived yet: ranks " + rank_list(missing) + ")";
   return msg;

@@ -14,25 +14,20 @@
 #include <string_view>
 #include <vector>
 
+#include "core/calls/call.hpp"
 #include "dist/types.hpp"
 
 namespace dist::sim {
 
-enum class OpKind : std::uint8_t {
-  all_reduce, broadcast, reduce, all_gather, gather, scatter, reduce_scatter, all_to_all,
-  barrier, split, send, recv, all_gather_v
-};
-std::string_view to_string(OpKind kind);
+// The operation kinds and the fingerprint fields are core's (core/calls/call.hpp), so sim's
+// errors read like the real backends'.
+using OpKind = core::CallKind;
 
 // Cache-line aligned: each rank writes its own call in an op while the others read theirs. The
-// fields every call sets come first, on one line; the rare ones after.
-struct alignas(64) Call {
-  OpKind kind = OpKind::barrier;
-  DType dtype = DType::uint8;
-  ReduceOp op = ReduceOp::sum;
-  int root = -1;          // root of rooted collectives; peer (group rank) of send/recv
-  int tag = 0;
-  std::size_t count = 0;  // the per-rank element count every participant must agree on
+// fingerprint fields every call sets come first (the base), on one line; the rare ones after.
+// `root` is the peer (group rank) of send/recv; `count` the per-rank element count every
+// participant must agree on.
+struct alignas(64) Call : core::CallDesc {
   const void* in = nullptr;
   void* out = nullptr;
   double start_us = 0;  // when the rank posted it (set only when tracing)
@@ -41,7 +36,7 @@ struct alignas(64) Call {
   std::string injected_failure;  // set by a Fault::fail: the op fails with this message
 
   // e.g. "all_reduce(op=sum, float32 x 8)".
-  std::string describe() const;
+  std::string describe() const { return core::describe(*this, split_ranks, counts); }
   // Takes `other`'s fields, writing the rare ones only when either side has any: an op's call
   // slot is reused, and its other lines then stay untouched.
   void take(Call&& other);

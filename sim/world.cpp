@@ -268,12 +268,10 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
   if (first.kind == OpKind::split) {
     std::vector<int> members;
     for (int r : first.split_ranks) members.push_back(op->comm->members[static_cast<std::size_t>(r)]);
-    std::string name = "group {";
-    for (std::size_t i = 0; i < members.size(); ++i)
-      name += (i ? ", " : "") + std::to_string(members[i]);
+    std::string name = core::group_name(members);
     std::unique_lock<std::mutex> lock;
     if (!locked) lock = lock_fabric();
-    op->new_comm = make_comm(name + "}", std::move(members));
+    op->new_comm = make_comm(std::move(name), std::move(members));
   }
   if (run_inline(*op))
     complete(*op, locked);

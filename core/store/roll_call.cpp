@@ -19,10 +19,11 @@ constexpr auto poll_interval = std::chrono::milliseconds(10);
 constexpr auto host_linger = 5 * poll_interval;
 // What one poll may take at least: a million members' keys take a loaded machine a second or two.
 constexpr auto least_query_budget = std::chrono::milliseconds(3000);
-std::string answer_key(const std::string& key, int rank) {
+}  // namespace
+
+std::string roll_call_answer_key(const std::string& key, int rank) {
   return "roll/" + key + "/" + std::to_string(rank);
 }
-}  // namespace
 
 Absentees name_absentees(Store* store, const std::string& key, const std::vector<int>& members,
                          int me, std::chrono::milliseconds timeout, int peer) {
@@ -77,14 +78,14 @@ RollCall host_unresponsive(const Store& store, const std::vector<int>& members,
 }  // namespace
 
 RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members, int me,
-                   std::chrono::milliseconds window) {
+                   std::chrono::milliseconds window, const Bytes& answer) {
   RollCall result;
   std::vector<std::string> pending;
   for (const int r : members)
-    if (r != me) pending.push_back(answer_key(key, r));
+    if (r != me) pending.push_back(roll_call_answer_key(key, r));
   const auto deadline = std::chrono::steady_clock::now() + window;
   try {
-    store.set(answer_key(key, me), {}, window);
+    store.set(roll_call_answer_key(key, me), answer, window);
     for (;;) {
       // One bounded query per poll; a store failing midway keeps the answers of earlier polls.
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

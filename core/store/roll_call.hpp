@@ -31,8 +31,10 @@ DIST_API std::chrono::milliseconds roll_call_window(std::chrono::milliseconds ti
 // collective more than `window` after this one times out is counted absent too. Each poll is a
 // bounded number of store requests whatever the group's size, so it ends within about two
 // windows.
+// `answer` is the value this rank answers with; roll_call_answer_key names where a member's is.
 DIST_API RollCall roll_call(Store& store, const std::string& key, const std::vector<int>& members,
-                            int me, std::chrono::milliseconds window);
+                            int me, std::chrono::milliseconds window, const Bytes& answer = {});
+DIST_API std::string roll_call_answer_key(const std::string& key, int rank);
 
 // Whom a timed-out call names, as the real backends' TimeoutError does: `peer` (a world rank) for
 // a p2p call ("rank 1 did not take part"); else, with a store, the members that do not answer the

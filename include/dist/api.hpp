@@ -51,6 +51,8 @@ class DIST_API Work {
 
   void wait();
   bool is_completed() const;
+  // The implementer's side (null: already complete).
+  const std::shared_ptr<detail::WorkState>& state() const { return state_; }
 
  private:
   std::shared_ptr<detail::WorkState> state_;

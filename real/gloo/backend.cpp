@@ -16,18 +16,15 @@
 #include <cstring>
 #include <numeric>
 
-#include "core/fingerprint.hpp"
 #include "core/host_reduce.hpp"
 #include "core/work_state.hpp"
 #include "real/gloo/connect.hpp"
 
 namespace dist::real {
 
-using core::check_fingerprints;
-using core::Fingerprint;
-using core::fingerprint;
-using core::fingerprints_enabled;
-using core::kind_name;
+using core::CallDesc;
+using core::CallKind;
+using core::make_call;
 
 namespace {
 template <class T> T* typed(const core::Buf& b) { return static_cast<T*>(b.data); }
@@ -35,26 +32,25 @@ template <class T> T* typed(const core::Buf& b) { return static_cast<T*>(b.data)
 // The gloo tag of collective `sequence`: its low 16 bits under a 15-bit hash of the call (kind,
 // dtype, count, root, op). Ranks that disagree on the call post different slots, so they time out
 // instead of exchanging mismatched bytes (which aborts gloo's transport) or reducing garbage.
-std::uint32_t call_tag(const Fingerprint& f, std::uint32_t sequence) {
+std::uint32_t call_tag(const CallDesc& f, std::uint32_t sequence) {
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the fields
   for (const std::uint64_t v :
-       {std::uint64_t{f.kind}, std::uint64_t{f.dtype}, f.count, static_cast<std::uint64_t>(f.root),
-        static_cast<std::uint64_t>(f.op)}) {
+       {std::uint64_t{static_cast<std::uint8_t>(f.kind)},
+        std::uint64_t{static_cast<std::uint8_t>(f.dtype)}, f.count,
+        static_cast<std::uint64_t>(f.root), std::uint64_t{static_cast<std::uint8_t>(f.op)}}) {
     h = (h ^ v) * 0x100000001b3ULL;
     h ^= h >> 29;
   }
   return (static_cast<std::uint32_t>(h) & 0x7FFFu) << 16 | (sequence & 0xFFFFu);
 }
-// The tag of DIST_DEBUG's fingerprint exchange: the top bit set, so no call's tag is one.
-std::uint32_t check_tag(std::uint32_t sequence) { return 0x80000000u | (sequence & 0x7FFFFFFFu); }
+
 }  // namespace
 
 GlooBackend::GlooBackend(GlooGroupSpec spec)
     : spec_(std::move(spec)),
       errors_(std::make_shared<ErrorMapper>(
-          spec_.global_ranks, spec_.global_ranks[static_cast<std::size_t>(spec_.rank)], spec_.timeout,
-          spec_.store, spec_.prefix)),
-      check_calls_(fingerprints_enabled()) {
+          spec_.global_ranks, spec_.global_ranks[static_cast<std::size_t>(spec_.rank)],
+          spec_.timeout, spec_.store, spec_.prefix)) {
   try {
     context_ = connect_group(spec_, *errors_);
   } catch (...) {
@@ -66,33 +62,21 @@ GlooBackend::~GlooBackend() {
   if (context_) errors_->record_leaving();  // before the connections close
 }
 
-void GlooBackend::check_same_call(const Fingerprint& mine, std::uint32_t sequence) {
-  std::vector<Fingerprint> all(static_cast<std::size_t>(size()));
-  ::gloo::AllgatherOptions opts(context_);
-  opts.setInput(reinterpret_cast<char*>(const_cast<Fingerprint*>(&mine)), sizeof(Fingerprint));
-  opts.setOutput(reinterpret_cast<char*>(all.data()), all.size() * sizeof(Fingerprint));
-  opts.setTag(check_tag(sequence));
-  opts.setTimeout(spec_.timeout);
-  ::gloo::allgather(opts);
-  check_fingerprints(
-      all, spec_.global_ranks,
-      "collective #" + std::to_string(sequence) + " on the " + errors_->group_text());
-}
-
-template <class F> Work GlooBackend::collective(const Fingerprint& call, F&& body) {
+template <class F>
+Work GlooBackend::collective(const CallDesc& c, F&& body) {
   const std::uint32_t sequence = ++sequence_;
   try {
-    if (check_calls_) check_same_call(call, sequence);
-    body(call_tag(call, sequence));
+    body(call_tag(c, sequence));
   } catch (...) {
-    errors_->rethrow_current(std::string(kind_name(call)) + " #" + std::to_string(sequence), -1,
-                             context_.get());
+    // Named without gloo's sequence number: the call layer puts the user's in front.
+    errors_->rethrow_current(std::string(core::to_string(c.kind)), -1, context_.get());
   }
   return core::completed_work();
 }
 
 Work GlooBackend::all_reduce(core::Buf data, ReduceOp op) {
-  return collective(fingerprint("all_reduce", data.dtype, data.count, -1, op), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::all_reduce, data.dtype, data.count, -1, op),
+                    [&](std::uint32_t tag) {
     if (data.count == 0) return;
     core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AllreduceOptions opts(context_);
@@ -107,7 +91,8 @@ Work GlooBackend::all_reduce(core::Buf data, ReduceOp op) {
 }
 
 Work GlooBackend::broadcast(core::Buf data, int root) {
-  return collective(fingerprint("broadcast", data.dtype, data.count, root), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::broadcast, data.dtype, data.count, root),
+                    [&](std::uint32_t tag) {
     if (data.count == 0) return;
     core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::BroadcastOptions opts(context_);
@@ -129,7 +114,8 @@ Work GlooBackend::reduce(core::Buf data, ReduceOp op, int root) {
     std::memcpy(scratch.data(), data.data, data.bytes());
     target.data = scratch.data();
   }
-  return collective(fingerprint("reduce", data.dtype, data.count, root, op), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::reduce, data.dtype, data.count, root, op),
+                    [&](std::uint32_t tag) {
     if (data.count == 0) return;
     core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::ReduceOptions opts(context_);
@@ -146,7 +132,8 @@ Work GlooBackend::reduce(core::Buf data, ReduceOp op, int root) {
 }
 
 Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
-  return collective(fingerprint("all_gather", input.dtype, input.count), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::all_gather, input.dtype, input.count),
+                    [&](std::uint32_t tag) {
     if (input.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AllgatherOptions opts(context_);
@@ -161,7 +148,8 @@ Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
 
 Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
                                std::span<const std::size_t> counts) {
-  return collective(fingerprint("all_gather_v", input.dtype, output.count), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::all_gather_v, input.dtype, output.count),
+                    [&](std::uint32_t tag) {
     if (output.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       T dummy{};  // gloo wants a pointer even for an empty contribution
@@ -176,7 +164,8 @@ Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
 }
 
 Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
-  return collective(fingerprint("gather", input.dtype, input.count, root), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::gather, input.dtype, input.count, root),
+                    [&](std::uint32_t tag) {
     if (input.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::GatherOptions opts(context_);
@@ -191,7 +180,8 @@ Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
 }
 
 Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
-  return collective(fingerprint("scatter", output.dtype, output.count, root), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::scatter, output.dtype, output.count, root),
+                    [&](std::uint32_t tag) {
     if (output.count == 0) return;
     core::with_element_type(output.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::ScatterOptions opts(context_);
@@ -211,7 +201,8 @@ Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
 }
 
 Work GlooBackend::all_to_all(core::Buf input, core::Buf output) {
-  return collective(fingerprint("all_to_all", input.dtype, input.count), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::all_to_all, input.dtype, input.count),
+                    [&](std::uint32_t tag) {
     if (input.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AlltoallOptions opts(context_);
@@ -225,7 +216,7 @@ Work GlooBackend::all_to_all(core::Buf input, core::Buf output) {
 }
 
 Work GlooBackend::barrier() {
-  return collective(fingerprint("barrier"), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::barrier), [&](std::uint32_t tag) {
     ::gloo::BarrierOptions opts(context_);
     opts.setTag(tag);
     opts.setTimeout(spec_.timeout);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/backend_impl.hpp"
-#include "core/fingerprint.hpp"
+#include "core/calls/call.hpp"
 #include "core/store/store.hpp"
 #include "real/gloo/errors.hpp"
 
@@ -66,17 +66,15 @@ class GlooBackend final : public core::BackendImpl {
                     std::span<const std::size_t> counts) override;
 
  private:
-  // Runs one collective: assigns its sequence number (in its gloo tag), checks that every rank
-  // makes the same call (DIST_DEBUG=detail) and maps gloo's errors.
+  // Runs one collective: assigns its sequence number (in its gloo tag, with a hash of the call)
+  // and maps gloo's errors.
   template <class F>
-  Work collective(const core::Fingerprint& call, F&& body);
-  void check_same_call(const core::Fingerprint& mine, std::uint32_t sequence);
+  Work collective(const core::CallDesc& call, F&& body);
   std::shared_ptr<PostedAck> post_ack(int dst, std::uint64_t slot);
 
   GlooGroupSpec spec_;
   std::shared_ptr<::gloo::Context> context_;
   std::shared_ptr<ErrorMapper> errors_;  // shared with pending p2p works
-  bool check_calls_ = false;             // DIST_DEBUG=detail
   std::uint32_t sequence_ = 0;
   int splits_ = 0;
   std::map<std::pair<int, int>, std::uint32_t> sends_;  // (peer, tag) -> messages so far

@@ -103,17 +103,14 @@ int ErrorMapper::lost_rank(const std::string& message, int peer) const {
   return lost;
 }
 
-void ErrorMapper::throw_timeout(const std::string& where, const std::string& operation, int peer,
+void ErrorMapper::throw_timeout(const std::string& where, int peer,
                                 const std::string& gloo_message) const {
-  auto absent = core::name_absentees(store_.get(), prefix_ + "/" + operation, global_ranks_, me_,
-                                     timeout_, peer);
-  if (peer < 0 && absent.ranks.empty() && store_)  // all arrived: they disagree on the call
-    absent.phrase =
-        "every member reached it, so the ranks disagree on the call (kind, count, "
-        "dtype, root or op); DIST_DEBUG=detail reports the difference as a DesyncError";
+  // A collective's timeout names nobody here: the call layer above diagnoses it with the other
+  // ranks (core/calls/diagnosis.hpp).
+  const auto absent = core::name_absentees(nullptr, {}, global_ranks_, me_, timeout_, peer);
   throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) +
                          " ms: " + absent.phrase + " (gloo: " + gloo_message + ")",
-                     std::move(absent.ranks));
+                     absent.ranks);
 }
 
 void ErrorMapper::rethrow_current(const std::string& operation, int peer,
@@ -125,7 +122,7 @@ void ErrorMapper::rethrow_current(const std::string& operation, int peer,
     throw;
   } catch (const ::gloo::IoException& e) {
     const std::string message = e.what();
-    if (message.find("Timed out") != std::string::npos) throw_timeout(where, operation, peer, message);
+    if (message.find("Timed out") != std::string::npos) throw_timeout(where, peer, message);
     const int lost = lost_rank(message, peer);
     if (connections) connections->closeConnections();
     if (store_ && store_->hosted_here()) {

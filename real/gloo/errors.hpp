@@ -1,5 +1,5 @@
-// gloo exceptions -> dist errors: timeout -> TimeoutError (operation, sequence number, and the
-// members that never arrived, from a roll call in the store: core/store/roll_call.hpp); broken
+// gloo exceptions -> dist errors: timeout -> TimeoutError (the operation, and a p2p
+// call's peer; the call layer diagnoses a collective's: core/calls/diagnosis.hpp); broken
 // connection -> RankFailure naming the lost rank (from gloo's address, or the "failed"/"left"
 // records ranks leave in the store, so cascades name the first failure); else BackendError.
 // A rank that loses a peer closes its own connections, so members waiting on it fail at once and
@@ -34,8 +34,8 @@ class ErrorMapper {
   void add_peer(std::string address, int global_rank);
 
   // Rethrows the exception being handled (call from a catch block) as a dist error. `operation`
-  // reads like "all_reduce #12"; `peer` is the world rank a p2p operation talks to (-1: none);
-  // `connections`, the group's gloo context, is closed when a peer is lost.
+  // reads like "all_reduce" or "send to rank 1 (tag 0)"; `peer` is the world rank a p2p operation
+  // talks to (-1: none); `connections`, the group's gloo context, is closed when a peer is lost.
   [[noreturn]] void rethrow_current(const std::string& operation, int peer = -1,
                                     ::gloo::Context* connections = nullptr) const;
 
@@ -57,9 +57,9 @@ class ErrorMapper {
   void await_records(int lost) const;
   // The store's host when it is another member of this group (its store vanishing names it), else -1.
   int store_host_peer() const;
-  // The TimeoutError of `operation`: the peer of a p2p operation, else the members that do not
-  // answer the roll call, named as never having arrived.
-  [[noreturn]] void throw_timeout(const std::string& where, const std::string& operation, int peer,
+  // The TimeoutError of the operation at `where`: it names the peer of a p2p operation; a
+  // collective's is diagnosed by the call layer above.
+  [[noreturn]] void throw_timeout(const std::string& where, int peer,
                                   const std::string& gloo_message) const;
 
   std::vector<int> global_ranks_;

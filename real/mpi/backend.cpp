@@ -12,8 +12,7 @@
 
 namespace dist::real {
 
-using core::Fingerprint;
-using core::fingerprint;
+using core::CallKind;
 
 namespace {
 
@@ -57,8 +56,7 @@ Finish mean_of(core::Buf data, ReduceOp op, int world) {
 
 }  // namespace
 
-MpiBackend::MpiBackend(MpiGroupSpec spec)
-    : comm_(std::make_shared<MpiComm>(std::move(spec))), check_calls_(core::fingerprints_enabled()) {
+MpiBackend::MpiBackend(MpiGroupSpec spec) : comm_(std::make_shared<MpiComm>(std::move(spec))) {
   auto lock = mpi_lock();
   int* upper = nullptr;
   int found = 0;
@@ -77,38 +75,14 @@ void MpiBackend::await(MPI_Request& request, Clock::time_point deadline, const s
   }
 }
 
-void MpiBackend::check_same_call(const Fingerprint& mine, const std::string& operation,
-                                 Clock::time_point deadline) {
-  // Every rank's fingerprint, then this rank's own: MPI may still read and write both after a
-  // timeout, so both live in the scratch that goes with the request.
-  const std::size_t bytes = sizeof(Fingerprint) * static_cast<std::size_t>(size());
-  std::vector<std::byte> all(bytes + sizeof(Fingerprint));
-  std::memcpy(all.data() + bytes, &mine, sizeof(Fingerprint));
-  MPI_Request request = MPI_REQUEST_NULL;
-  {
-    auto lock = mpi_lock();
-    check_mpi(MPI_Iallgather(all.data() + bytes, sizeof(Fingerprint), MPI_BYTE, all.data(),
-                             sizeof(Fingerprint), MPI_BYTE, comm_->handle(), &request),
-              comm_->where(operation) + " (checking that every rank makes the same call)");
-  }
-  await(request, deadline, operation, all);
-  std::vector<Fingerprint> calls(static_cast<std::size_t>(size()));
-  std::memcpy(calls.data(), all.data(), bytes);
-  core::check_fingerprints(calls, comm_->spec().global_ranks,
-                           "collective #" + std::to_string(sequence_) + " on the " +
-                               core::group_text(comm_->spec().global_ranks));
-}
-
 template <class Post>
-Work MpiBackend::collective(const Fingerprint& call, Post&& post, Finish finish,
+Work MpiBackend::collective(CallKind kind, Post&& post, Finish finish,
                             std::vector<std::byte> scratch) {
-  MpiOperation operation{.kind = core::kind_name(call),
-                         .sequence = ++sequence_,
+  MpiOperation operation{.kind = core::to_string(kind).data(),
                          .deadline = Clock::now() + comm_->spec().timeout,
                          .finish = std::move(finish),
                          .scratch = std::move(scratch)};
   if (!comm_->usable()) comm_->throw_unusable(operation.name());
-  if (check_calls_) check_same_call(call, operation.name(), *operation.deadline);
   MPI_Request request = MPI_REQUEST_NULL;
   int code = MPI_SUCCESS;
   {
@@ -124,7 +98,7 @@ Work MpiBackend::all_reduce(core::Buf data, ReduceOp op) {
   Staged s = stage(&data, nullptr);
   std::byte* buf = s.in;
   return collective(
-      fingerprint("all_reduce", data.dtype, data.count, -1, op),
+      CallKind::all_reduce,
       [&](MPI_Request* r) {
     return MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpi_datatype(data.dtype), mpi_op(data.dtype, op),
                           comm_->handle(), r);
@@ -138,7 +112,7 @@ Work MpiBackend::broadcast(core::Buf data, int root) {
   Staged s = at_root ? stage(&data, nullptr) : stage(nullptr, &data);
   std::byte* buf = at_root ? s.in : s.out;
   return collective(
-      fingerprint("broadcast", data.dtype, data.count, root),
+      CallKind::broadcast,
       [&](MPI_Request* r) {
     return MPI_Ibcast(buf, n, mpi_datatype(data.dtype), root, comm_->handle(), r);
       },
@@ -151,7 +125,7 @@ Work MpiBackend::reduce(core::Buf data, ReduceOp op, int root) {
   Staged s = stage(&data, nullptr);
   std::byte* buf = s.in;
   return collective(
-      fingerprint("reduce", data.dtype, data.count, root, op),
+      CallKind::reduce,
       [&](MPI_Request* r) {
     return MPI_Ireduce(at_root ? MPI_IN_PLACE : buf, at_root ? buf : nullptr, n,
                        mpi_datatype(data.dtype), mpi_op(data.dtype, op), root, comm_->handle(), r);
@@ -164,7 +138,7 @@ Work MpiBackend::all_gather(core::Buf input, core::Buf output) {
   const MPI_Datatype type = mpi_datatype(input.dtype);
   Staged s = stage(&input, &output);
   return collective(
-      fingerprint("all_gather", input.dtype, input.count),
+      CallKind::all_gather,
       [&](MPI_Request* r) {
     return MPI_Iallgather(s.in, n, type, s.out, n, type, comm_->handle(), r);
       },
@@ -185,7 +159,7 @@ Work MpiBackend::all_gather_v(core::Buf input, core::Buf output, std::span<const
   const MPI_Datatype type = mpi_datatype(input.dtype);
   const int mine = counts.empty() ? 0 : sizes[rank()];
   return collective(
-      fingerprint("all_gather_v", input.dtype, output.count),
+      CallKind::all_gather_v,
       [&](MPI_Request* r) {
     return MPI_Iallgatherv(s.in, mine, type, s.out, sizes, offsets, type, comm_->handle(), r);
       },
@@ -198,7 +172,7 @@ Work MpiBackend::gather(core::Buf input, core::Buf output, int root) {
   const bool at_root = rank() == root;
   Staged s = stage(&input, at_root ? &output : nullptr);
   return collective(
-      fingerprint("gather", input.dtype, input.count, root),
+      CallKind::gather,
       [&](MPI_Request* r) {
     return MPI_Igather(s.in, n, type, at_root ? s.out : nullptr, n, type, root, comm_->handle(), r);
       },
@@ -211,7 +185,7 @@ Work MpiBackend::scatter(core::Buf input, core::Buf output, int root) {
   const bool at_root = rank() == root;
   Staged s = stage(at_root ? &input : nullptr, &output);
   return collective(
-      fingerprint("scatter", output.dtype, output.count, root),
+      CallKind::scatter,
       [&](MPI_Request* r) {
     return MPI_Iscatter(at_root ? s.in : nullptr, n, type, s.out, n, type, root, comm_->handle(),
                         r);
@@ -224,7 +198,7 @@ Work MpiBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) 
   (void)mpi_count(input.count, "reduce_scatter");
   Staged s = stage(&input, &output);
   return collective(
-      fingerprint("reduce_scatter", output.dtype, output.count, -1, op),
+      CallKind::reduce_scatter,
       [&](MPI_Request* r) {
     return MPI_Ireduce_scatter_block(s.in, s.out, n, mpi_datatype(output.dtype),
                                      mpi_op(output.dtype, op), comm_->handle(), r);
@@ -238,7 +212,7 @@ Work MpiBackend::all_to_all(core::Buf input, core::Buf output) {
   const MPI_Datatype type = mpi_datatype(input.dtype);
   Staged s = stage(&input, &output);
   return collective(
-      fingerprint("all_to_all", input.dtype, input.count),
+      CallKind::all_to_all,
       [&](MPI_Request* r) {
     return MPI_Ialltoall(s.in, n, type, s.out, n, type, comm_->handle(), r);
       },
@@ -246,7 +220,8 @@ Work MpiBackend::all_to_all(core::Buf input, core::Buf output) {
 }
 
 Work MpiBackend::barrier() {
-  return collective(fingerprint("barrier"), [&](MPI_Request* r) { return MPI_Ibarrier(comm_->handle(), r); });
+  return collective(CallKind::barrier,
+                    [&](MPI_Request* r) { return MPI_Ibarrier(comm_->handle(), r); });
 }
 
 std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ranks) {

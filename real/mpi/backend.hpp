@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/backend_impl.hpp"
-#include "core/fingerprint.hpp"
+#include "core/calls/call.hpp"
 #include "real/mpi/communicator.hpp"
 #include "real/mpi/work.hpp"
 
@@ -41,22 +41,17 @@ class MpiBackend final : public core::BackendImpl {
                     std::span<const std::size_t> counts) override;
 
  private:
-  // Starts collective #n: checks the group, and with DIST_DEBUG=detail that every rank makes the
-  // same call; then `post(request)` issues the MPI call under the lock. `finish` runs on
-  // completion (with `scratch` kept alive until then).
+  // Starts collective #n: checks the group, then `post(request)` issues the MPI call under the
+  // lock. `finish` runs on completion (with `scratch` kept alive until then).
   template <class Post>
-  Work collective(const core::Fingerprint& call, Post&& post, Finish finish = {},
+  Work collective(core::CallKind kind, Post&& post, Finish finish = {},
                   std::vector<std::byte> scratch = {});
-  void check_same_call(const core::Fingerprint& mine, const std::string& operation,
-                       Clock::time_point deadline);
   // Waits for a request of our own (not behind a Work), giving it up with `scratch` on a timeout.
   void await(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
              std::vector<std::byte>& scratch);
   Work p2p(core::Buf data, int peer, int tag, bool is_send);
 
   std::shared_ptr<MpiComm> comm_;
-  bool check_calls_ = false;  // DIST_DEBUG=detail
-  std::uint64_t sequence_ = 0;
   int splits_ = 0;
   int tag_limit_ = 32767;  // MPI_TAG_UB
 };

@@ -48,8 +48,9 @@ void MpiComm::timed_out(const std::string& operation, int peer) {
     unusable_.store(true, std::memory_order_release);
   }
   const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
-  auto absent = core::name_absentees(spec_.store.get(), spec_.prefix + "/" + operation,
-                                     spec_.global_ranks, me, spec_.timeout, peer);
+  // A collective's timeout names nobody here: the call layer above diagnoses it with the other
+  // ranks (core/calls/diagnosis.hpp).
+  auto absent = core::name_absentees(nullptr, {}, spec_.global_ranks, me, spec_.timeout, peer);
   throw TimeoutError(where(operation) + " timed out after " +
                          std::to_string(spec_.timeout.count()) + " ms: " + absent.phrase,
                      std::move(absent.ranks));

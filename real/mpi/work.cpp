@@ -8,7 +8,7 @@ std::string MpiOperation::name() const {
   if (peer >= 0)
     return std::string(kind) + " rank " + std::to_string(peer) + " (tag " + std::to_string(tag) +
            ")";
-  return std::string(kind) + " #" + std::to_string(sequence);
+  return kind;  // the call layer puts the user's sequence number in front
 }
 
 MpiWork::MpiWork(std::shared_ptr<MpiComm> comm, const Requests& requests, MpiOperation operation)

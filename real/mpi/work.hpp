@@ -32,7 +32,6 @@ using Finish = std::function<void(const MPI_Status&)>;
 // then: the common path makes no strings).
 struct MpiOperation {
   const char* kind = "";                      // "all_reduce", ..., or "send to" / "recv from"
-  std::uint64_t sequence = 0;                 // a collective's number in its group
   int peer = -1;                              // the world rank a p2p operation talks to
   int tag = 0;                                // a p2p operation's tag
   std::optional<Clock::time_point> deadline;  // none: the group's timeout from wait()

@@ -7,13 +7,12 @@
 
 namespace dist::real {
 
-using core::fingerprint;
+using core::CallKind;
 
-Staging NcclBackend::begin(const core::Fingerprint& call) {
-  Operation op = counter_.collective(core::kind_name(call));
+Staging NcclBackend::begin(CallKind kind) {
+  Operation op = counter_.collective(std::string(core::to_string(kind)));
   comm_->activate(op);
   Staging s(comm_, std::move(op));
-  if (check_calls_) check_same_call(s, call);
   return s;
 }
 
@@ -22,25 +21,6 @@ Staging NcclBackend::begin_p2p(const char* kind, int peer) {
       counter_.p2p(kind, peer, comm_->spec().global_ranks.at(static_cast<std::size_t>(peer)));
   comm_->activate(op);
   return Staging(comm_, std::move(op));
-}
-
-// Every rank's fingerprint, all_gathered through device memory on the group's stream; the stream
-// is drained with the deadline before the (synchronous, pageable) copy back to the host.
-void NcclBackend::check_same_call(Staging& s, const core::Fingerprint& mine) {
-  constexpr std::size_t bytes = sizeof(core::Fingerprint);
-  std::vector<core::Fingerprint> all(static_cast<std::size_t>(size()));
-  const core::Buf own{const_cast<core::Fingerprint*>(&mine), bytes, DType::uint8, Device::cpu()};
-  const void* in = s.input(own);
-  void* gathered = s.scratch(bytes * all.size());
-  const Operation what = s.operation().with(" (comparing the ranks' calls, DIST_DEBUG=detail)");
-  comm_->run(what, [&](ncclComm_t c) {
-    return ncclAllGather(in, gathered, bytes, ncclUint8, c, comm_->stream());
-  });
-  comm_->wait_idle(what);
-  check_cuda(cudaMemcpy(all.data(), gathered, bytes * all.size(), cudaMemcpyDeviceToHost),
-             what.name);
-  core::check_fingerprints(all, comm_->spec().global_ranks,
-                           s.operation().name + " on the " + comm_->group_text());
 }
 
 void NcclBackend::device_finish(Staging& s, DType dtype, void* out, const void* in,
@@ -80,7 +60,7 @@ void NcclBackend::reduction(Staging& s, const void* in, void* out, std::size_t c
 
 Work NcclBackend::all_reduce(core::Buf data, ReduceOp op) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(fingerprint("all_reduce", data.dtype, data.count, -1, op));
+  Staging s = begin(CallKind::all_reduce);
   if (data.count == 0) return core::completed_work();
   void* d = s.output(data, true);
   reduction(s, d, d, data.count, data.dtype, op, -1);
@@ -89,7 +69,7 @@ Work NcclBackend::all_reduce(core::Buf data, ReduceOp op) {
 
 Work NcclBackend::reduce(core::Buf data, ReduceOp op, int root) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(fingerprint("reduce", data.dtype, data.count, root, op));
+  Staging s = begin(CallKind::reduce);
   if (data.count == 0) return core::completed_work();
   if (size() == 1) root = 0;
   // Only the root's buffer changes: the others' are inputs (and stay as they were).
@@ -100,7 +80,7 @@ Work NcclBackend::reduce(core::Buf data, ReduceOp op, int root) {
 
 Work NcclBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(fingerprint("reduce_scatter", input.dtype, output.count, -1, op));
+  Staging s = begin(CallKind::reduce_scatter);
   if (output.count == 0) return core::completed_work();
   const void* in = s.input(input);
   void* out = s.output(output, false);
@@ -125,7 +105,7 @@ Work NcclBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op)
 
 Work NcclBackend::broadcast(core::Buf data, int root) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(fingerprint("broadcast", data.dtype, data.count, root));
+  Staging s = begin(CallKind::broadcast);
   if (data.count == 0) return core::completed_work();
   void* d = rank() == root ? s.input(data) : s.output(data, false);
   comm_->run(s.operation(), [&](ncclComm_t c) {
@@ -136,7 +116,7 @@ Work NcclBackend::broadcast(core::Buf data, int root) {
 
 Work NcclBackend::all_gather(core::Buf input, core::Buf output) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(fingerprint("all_gather", input.dtype, input.count));
+  Staging s = begin(CallKind::all_gather);
   if (input.count == 0) return core::completed_work();
   const void* in = s.input(input);
   void* out = s.output(output, false);
@@ -148,7 +128,7 @@ Work NcclBackend::all_gather(core::Buf input, core::Buf output) {
 
 Work NcclBackend::barrier() {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(fingerprint("barrier"));
+  Staging s = begin(CallKind::barrier);
   void* token = s.scratch(sizeof(std::int32_t));
   comm_->run(s.operation(), [&](ncclComm_t c) {
     return ncclAllReduce(token, token, 1, ncclInt32, ncclSum, c, comm_->stream());

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/backend_impl.hpp"
-#include "core/fingerprint.hpp"
+#include "core/calls/call.hpp"
 #include "real/nccl/communicator.hpp"
 #include "real/nccl/mapping.hpp"
 #include "real/nccl/operation.hpp"
@@ -19,8 +19,7 @@ namespace dist::real {
 
 class NcclBackend final : public core::BackendImpl {
  public:
-  explicit NcclBackend(std::shared_ptr<Communicator> comm)
-      : comm_(std::move(comm)), check_calls_(core::fingerprints_enabled()) {}
+  explicit NcclBackend(std::shared_ptr<Communicator> comm) : comm_(std::move(comm)) {}
 
   dist::Backend kind() const override { return dist::Backend::nccl; }
   int rank() const override { return comm_->spec().rank; }
@@ -48,11 +47,10 @@ class NcclBackend final : public core::BackendImpl {
 
  private:
   // Starts collective #n of this group (the collective counter, see operation.hpp): checks the
-  // communicator and names the call; with DIST_DEBUG=detail it also checks every rank makes it.
-  Staging begin(const core::Fingerprint& call);
+  // communicator and names the call.
+  Staging begin(core::CallKind kind);
   // Starts p2p call #n ("send", "recv") with group rank `peer`; collectives keep their numbers.
   Staging begin_p2p(const char* kind, int peer);
-  void check_same_call(Staging& s, const core::Fingerprint& mine);
   // Reduces `count` elements from `in` into `out` on every rank (root < 0) or on `root`.
   void reduction(Staging& s, const void* in, void* out, std::size_t count, DType dtype, ReduceOp op,
                  int root);
@@ -64,7 +62,6 @@ class NcclBackend final : public core::BackendImpl {
   void copy_on_device(Staging& s, void* dst, const void* src, std::size_t bytes);
 
   std::shared_ptr<Communicator> comm_;
-  bool check_calls_ = false;  // DIST_DEBUG=detail
   OperationCounter counter_;
 };
 

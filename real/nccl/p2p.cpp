@@ -46,7 +46,7 @@ Work NcclBackend::recv(core::Buf data, int src, int /*tag*/) {
 
 Work NcclBackend::gather(core::Buf input, core::Buf output, int root) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(core::fingerprint("gather", input.dtype, input.count, root));
+  Staging s = begin(core::CallKind::gather);
   if (input.count == 0) return core::completed_work();
   if (size() == 1) root = 0;
   const void* in = s.input(input);
@@ -71,7 +71,7 @@ Work NcclBackend::gather(core::Buf input, core::Buf output, int root) {
 
 Work NcclBackend::scatter(core::Buf input, core::Buf output, int root) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(core::fingerprint("scatter", output.dtype, output.count, root));
+  Staging s = begin(core::CallKind::scatter);
   if (output.count == 0) return core::completed_work();
   if (size() == 1) root = 0;
   void* out = s.output(output, false);
@@ -96,7 +96,7 @@ Work NcclBackend::scatter(core::Buf input, core::Buf output, int root) {
 
 Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(core::fingerprint("all_to_all", input.dtype, input.count));
+  Staging s = begin(core::CallKind::all_to_all);
   if (input.count == 0) return core::completed_work();
   const std::size_t chunk = input.count / static_cast<std::size_t>(size());
   void* in = s.input(input);
@@ -127,7 +127,7 @@ Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
 Work NcclBackend::all_gather_v(core::Buf input, core::Buf output,
                                std::span<const std::size_t> counts) {
   DeviceGuard guard(comm_->spec().device);
-  Staging s = begin(core::fingerprint("all_gather_v", input.dtype, output.count));
+  Staging s = begin(core::CallKind::all_gather_v);
   if (output.count == 0) return core::completed_work();
   const void* in = s.input(input);
   void* out = s.output(output, false);

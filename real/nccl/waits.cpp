@@ -48,16 +48,12 @@ void Communicator::fail(ncclResult_t code, const Operation& op) {
 
 void Communicator::time_out(const Operation& op) {
   abort("the timeout of " + op.name);
-  const std::string key = roll_call_key(spec_.key, op);
+  // A collective's timeout names nobody here: the call layer above diagnoses it with the other
+  // ranks (core/calls/diagnosis.hpp). A p2p call's names its peer.
   const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
-  core::Store* store = key.empty() ? nullptr : spec_.store.get();
   core::Absentees absent =
-      core::name_absentees(store, key, spec_.global_ranks, me, spec_.timeout, op.peer);
-  if (absent.ranks.empty() && store)  // all answered the roll call of this collective's number
-    absent.phrase =
-        "every member reached it, so the ranks disagree on the call (kind, count, dtype, root or "
-        "op; DIST_DEBUG=detail reports that as a DesyncError) or a GPU is stuck";
-  else if (absent.ranks.empty()) absent.phrase.clear();  // throw_nccl_timeout's own phrase
+      core::name_absentees(nullptr, {}, spec_.global_ranks, me, spec_.timeout, op.peer);
+  if (absent.ranks.empty()) absent.phrase.clear();  // throw_nccl_timeout's own phrase
   throw_nccl_timeout(where(op), spec_.timeout, absent.ranks, absent.phrase);
 }
 

@@ -84,7 +84,7 @@ TEST(GlooFailures, ALateRankIsATimeoutNamingTheCollective) {
     std::rethrow_exception(errors[0]);
   } catch (const dist::TimeoutError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("all_reduce #2"), std::string::npos) << what;
+    EXPECT_NE(what.find("all_reduce(op=sum, int64 x 1) on world #2"), std::string::npos) << what;
     EXPECT_NE(what.find("500 ms"), std::string::npos) << what;
     EXPECT_EQ(e.missing_ranks(), std::vector<int>{1}) << what;
   } catch (const std::exception& e) {
@@ -94,8 +94,8 @@ TEST(GlooFailures, ALateRankIsATimeoutNamingTheCollective) {
 }
 
 // The ranks that time out answer a roll call in the store; the one that never came is named, by
-// both, as the missing rank.
-TEST(GlooFailures, ATimeoutNamesTheRankThatNeverArrived) {
+// both, as the missing rank, with where its publisher last saw it: asleep after its barrier.
+TEST(GlooFailures, ATimeoutNamesTheRankAsleepOutsideDist) {
   const auto errors = run_failing(3, 500ms, [](int rank) {
     V v{1};
     dist::barrier();
@@ -108,7 +108,15 @@ TEST(GlooFailures, ATimeoutNamesTheRankThatNeverArrived) {
       std::rethrow_exception(errors[static_cast<std::size_t>(r)]);
     } catch (const dist::TimeoutError& e) {
       EXPECT_EQ(e.missing_ranks(), std::vector<int>{2}) << "rank " << r << ": " << e.what();
-      EXPECT_NE(std::string(e.what()).find("rank 2 never arrived"), std::string::npos) << e.what();
+      const std::string what = e.what();
+      EXPECT_NE(what.find("all_reduce(op=sum, int64 x 1) on world #2 timed out after 500 ms: "
+                          "rank 2 completed call #1 (barrier()) "),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find(" ago and has not called since; ranks 0, 1 wait in call #2 "
+                          "(all_reduce(op=sum, int64 x 1))"),
+                std::string::npos)
+          << what;
     } catch (const std::exception& e) {
       ADD_FAILURE() << "rank " << r << ": expected a TimeoutError, got: " << e.what();
     }
@@ -184,12 +192,16 @@ TEST(GlooFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
     EXPECT_THROW(std::rethrow_exception(e), dist::DesyncError);
     const std::string what = message_of(e);
     EXPECT_NE(what.find("ranks disagree on 'count'"), std::string::npos) << what;
-    EXPECT_NE(what.find("rank 1: all_reduce(int64, count 20, op sum)"), std::string::npos) << what;
+    EXPECT_NE(what.find("collective on world #1: ranks disagree on 'count':\n"
+                        "  rank 0 called all_reduce(op=sum, int64 x 10)\n"
+                        "  rank 1 called all_reduce(op=sum, int64 x 20)\n"),
+              std::string::npos)
+        << what;
     EXPECT_EQ(what, message_of(errors[0]));  // every rank raises the same error
   }
   for (const auto& e : kinds) {
     ASSERT_TRUE(e);
-    EXPECT_NE(message_of(e).find("collective #2"), std::string::npos) << message_of(e);
+    EXPECT_NE(message_of(e).find("collective on world #2"), std::string::npos) << message_of(e);
     EXPECT_NE(message_of(e).find("disagree on 'kind'"), std::string::npos) << message_of(e);
   }
 }

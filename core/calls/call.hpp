@@ -1,0 +1,88 @@
+// One call description for every backend: the kinds of operation, the fixed-size fingerprint of
+// one rank's call (what the ranks must agree on), its describe() and the DesyncError wording.
+// sim's fabric, the DIST_DEBUG=detail check, the flight recorder and the timeout diagnosis all
+// speak it, so one bug reads the same on every backend.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dist/export.hpp"
+#include "dist/types.hpp"
+
+namespace dist::core {
+
+enum class CallKind : std::uint8_t {
+  all_reduce,
+  broadcast,
+  reduce,
+  all_gather,
+  gather,
+  scatter,
+  reduce_scatter,
+  all_to_all,
+  barrier,
+  split,
+  send,
+  recv,
+  all_gather_v
+};
+inline constexpr int call_kind_count = 13;
+// "all_reduce", ...; split reads "new_group".
+DIST_API std::string_view to_string(CallKind kind);
+DIST_API bool is_p2p(CallKind kind);
+
+// One rank's side of a call, trivially copyable (sent as raw bytes, kept in the flight recorder).
+// `root` is the root of a rooted collective (group rank), a p2p call's peer; `count` the element
+// count the participants must agree on; `lists` a hash of a split's rank list or all_gather_v's
+// counts (0: none), for checks that cannot carry the lists themselves.
+struct CallDesc {
+  CallKind kind = CallKind::barrier;
+  DType dtype = DType::uint8;
+  ReduceOp op = ReduceOp::sum;
+  std::int32_t root = -1;
+  std::int32_t tag = 0;
+  std::uint64_t count = 0;
+  std::uint64_t lists = 0;
+};
+
+inline CallDesc make_call(CallKind kind, DType dtype = DType::uint8, std::size_t count = 0,
+                          int root = -1, ReduceOp op = ReduceOp::sum, int tag = 0) {
+  CallDesc d;
+  d.kind = kind;
+  d.dtype = dtype;
+  d.op = op;
+  d.root = root;
+  d.tag = tag;
+  d.count = count;
+  return d;
+}
+
+// e.g. "all_reduce(op=sum, float32 x 8)", "send(dst=1, tag=0, int32 x 4)",
+// "new_group(ranks={0,2})": the lists are written when given.
+DIST_API std::string describe(const CallDesc& call, std::span<const int> split_ranks = {},
+                              std::span<const std::size_t> counts = {});
+// The first field where two ranks' calls differ ("kind", "dtype", "count", "src", "dst", "op",
+// "ranks", "counts"), or empty when they agree. A send and a recv agree on dtype and count.
+DIST_API std::string_view differing_field(const CallDesc& a, const CallDesc& b);
+// A hash of a list, for CallDesc::lists (never 0).
+DIST_API std::uint64_t hash_list(std::span<const std::uint64_t> values);
+
+// How errors name a group made by new_group: "group {0, 2}" (its world ranks). The world group
+// is "world".
+DIST_API std::string group_name(std::span<const int> world_ranks);
+
+// The DesyncError text of collective `seq` on `group`: "collective on world #3: ranks disagree on
+// 'op':" then one line per rank, "  rank 1 called all_reduce(op=max, int32 x 1)". `calls` are
+// the descriptions already written, with their world ranks.
+struct RankCall {
+  int rank = -1;
+  std::string call;
+};
+DIST_API std::string desync_message(const std::string& group, std::uint64_t seq,
+                                    std::string_view field, const std::vector<RankCall>& calls);
+
+}  // namespace dist::core

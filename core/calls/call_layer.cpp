@@ -1,0 +1,243 @@
+// The call layer: CallLayer wraps one group's backend, RecordedWork one pending operation.
+#include "core/calls/call_layer.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/calls/diagnosis.hpp"
+#include "core/init/rendezvous.hpp"
+#include "core/work_state.hpp"
+#include "dist/errors.hpp"
+
+namespace dist::core {
+
+namespace {
+// The exception being handled, rethrown as the same class with the call's site in front:
+// "all_reduce(op=sum, float32 x 4) on world #2: gloo all_reduce on the group ... failed: ...".
+[[noreturn]] void rethrow_at(const std::string& at) {
+  try {
+    throw;
+  } catch (const RankFailure& e) {
+    throw RankFailure(at + ": " + e.what(), e.failed_rank());
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(at + ": " + e.what(), e.missing_ranks());
+  } catch (const BackendError& e) {
+    throw BackendError(at + ": " + e.what(), e.vendor_code());
+  }
+}
+
+// The exception being handled, explained: a collective's timeout the backend could not pin on a
+// peer, or a lost peer, gets the diagnosis of diagnosis.hpp; a p2p call's passes as it is.
+[[noreturn]] void explain(const GroupSite& site, const CallDesc& call, std::uint64_t seq) {
+  if (seq == 0) throw;
+  const std::int64_t now = wall_clock_us();
+  const CallRecord mine{call, seq, site.name, CallState::failed, now, now};
+  try {
+    throw;
+  } catch (const TimeoutError& e) {
+    if (e.missing_ranks().empty()) diagnose_timeout(site, mine, e.what());
+  } catch (const RankFailure& e) {
+    diagnose_failure(site, mine, e.failed_rank());
+  } catch (...) {
+  }
+  rethrow_at(describe(mine));
+}
+
+// A pending operation's Work: records how it ended, and explains its failure.
+class RecordedWork final : public detail::WorkState {
+ public:
+  RecordedWork(Work inner, std::shared_ptr<const GroupSite> site, std::uint64_t ticket,
+               const CallDesc& call, std::uint64_t seq)
+      : inner_(std::move(inner)), site_(std::move(site)), ticket_(ticket), call_(call), seq_(seq) {}
+
+  void wait() override {
+    try {
+      inner_.wait();
+    } catch (...) {
+      site_->log->recorder.end(ticket_, CallState::failed);
+      explain(*site_, call_, seq_);
+    }
+    site_->log->recorder.end(ticket_, CallState::completed);
+  }
+  bool is_completed() override { return inner_.is_completed(); }
+
+ private:
+  Work inner_;
+  std::shared_ptr<const GroupSite> site_;
+  std::uint64_t ticket_;
+  CallDesc call_;
+  std::uint64_t seq_;
+};
+
+class CallLayer final : public BackendImpl {
+ public:
+  CallLayer(std::shared_ptr<BackendImpl> inner, std::shared_ptr<const GroupSite> site)
+      : inner_(std::move(inner)), site_(std::move(site)) {}
+  // The last calls are in the store before the connections close: a peer that sees this rank
+  // leave can tell a rank that left after a call which could not match (diagnose_failure).
+  ~CallLayer() override { site_->log->publish(std::chrono::milliseconds(250)); }
+
+  BackendImpl& inner() { return *inner_; }
+  void restart_numbering() {
+    seq_ = 0;
+    site_->log->recorder.retire_numbers(site_->id);
+  }
+
+  dist::Backend kind() const override { return inner_->kind(); }
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  Device device() const override { return inner_->device(); }
+  bool reaches(Device where) const override { return inner_->reaches(where); }
+
+  Work all_reduce(Buf data, ReduceOp op) override {
+    return call(make_call(CallKind::all_reduce, data.dtype, data.count, -1, op),
+                [&] { return inner_->all_reduce(data, op); });
+  }
+  Work broadcast(Buf data, int root) override {
+    return call(make_call(CallKind::broadcast, data.dtype, data.count, root),
+                [&] { return inner_->broadcast(data, root); });
+  }
+  Work all_gather(Buf input, Buf output) override {
+    return call(make_call(CallKind::all_gather, input.dtype, input.count),
+                [&] { return inner_->all_gather(input, output); });
+  }
+  Work send(Buf data, int dst, int tag) override {
+    return call(make_call(CallKind::send, data.dtype, data.count, dst, ReduceOp::sum, tag),
+                [&] { return inner_->send(data, dst, tag); });
+  }
+  Work recv(Buf data, int src, int tag) override {
+    return call(make_call(CallKind::recv, data.dtype, data.count, src, ReduceOp::sum, tag),
+                [&] { return inner_->recv(data, src, tag); });
+  }
+  Work barrier() override {
+    return call(make_call(CallKind::barrier), [&] { return inner_->barrier(); });
+  }
+  Work reduce(Buf data, ReduceOp op, int root) override {
+    return call(make_call(CallKind::reduce, data.dtype, data.count, root, op),
+                [&] { return inner_->reduce(data, op, root); });
+  }
+  Work gather(Buf input, Buf output, int root) override {
+    return call(make_call(CallKind::gather, input.dtype, input.count, root),
+                [&] { return inner_->gather(input, output, root); });
+  }
+  Work scatter(Buf input, Buf output, int root) override {
+    return call(make_call(CallKind::scatter, output.dtype, output.count, root),
+                [&] { return inner_->scatter(input, output, root); });
+  }
+  Work reduce_scatter(Buf input, Buf output, ReduceOp op) override {
+    return call(make_call(CallKind::reduce_scatter, output.dtype, output.count, -1, op),
+                [&] { return inner_->reduce_scatter(input, output, op); });
+  }
+  Work all_to_all(Buf input, Buf output) override {
+    return call(make_call(CallKind::all_to_all, input.dtype, input.count),
+                [&] { return inner_->all_to_all(input, output); });
+  }
+  Work all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts) override {
+    CallDesc d = make_call(CallKind::all_gather_v, input.dtype, output.count);
+    std::vector<std::uint64_t> values(counts.begin(), counts.end());
+    d.lists = hash_list(values);
+    return call(d, [&] { return inner_->all_gather_v(input, output, counts); });
+  }
+  std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
+
+ private:
+  template <class Issue>
+  Work call(const CallDesc& d, Issue&& issue);
+  void check_same_call(const CallDesc& mine, std::uint64_t seq);
+
+  std::shared_ptr<BackendImpl> inner_;
+  std::shared_ptr<const GroupSite> site_;
+  std::uint64_t seq_ = 0;  // the group's collectives so far
+  int splits_ = 0;
+};
+
+template <class Issue>
+Work CallLayer::call(const CallDesc& d, Issue&& issue) {
+  const std::uint64_t seq = is_p2p(d.kind) ? 0 : ++seq_;
+  FlightRecorder& recorder = site_->log->recorder;
+  const std::uint64_t ticket = recorder.post(site_->id, seq, d);
+  Work work;
+  try {
+    if (seq > 0 && site_->check_calls) check_same_call(d, seq);
+    work = issue();
+  } catch (...) {
+    recorder.end(ticket, CallState::failed);
+    explain(*site_, d, seq);
+  }
+  if (!work.state()) {
+    recorder.end(ticket, CallState::completed);
+    return work;
+  }
+  return Work(std::make_shared<RecordedWork>(std::move(work), site_, ticket, d, seq));
+}
+
+// DIST_DEBUG=detail: every rank's call, all_gathered through the backend before the call itself.
+void CallLayer::check_same_call(const CallDesc& mine, std::uint64_t seq) {
+  struct Checked {
+    CallDesc call;
+    std::uint64_t seq;
+  };
+  const Checked own{mine, seq};
+  std::vector<Checked> all(static_cast<std::size_t>(size()));
+  const Buf in{const_cast<Checked*>(&own), sizeof own, DType::uint8, Device::cpu()};
+  const Buf out{all.data(), sizeof own * all.size(), DType::uint8, Device::cpu()};
+  inner_->all_gather(in, out).wait();
+  for (const Checked& c : all) {
+    const auto field = differing_field(all.front().call, c.call);
+    if (field.empty()) continue;
+    std::vector<RankCall> calls;
+    for (std::size_t r = 0; r < all.size(); ++r)
+      calls.push_back({site_->world_ranks[r], describe(all[r].call)});
+    throw DesyncError(desync_message(site_->name, seq, field, calls));
+  }
+}
+
+std::shared_ptr<BackendImpl> CallLayer::split(const std::vector<int>& ranks) {
+  const int index = ++splits_;
+  auto child = inner_->split(ranks);
+  if (!child) return nullptr;
+  auto site = std::make_shared<GroupSite>();
+  site->log = site_->log;
+  for (const int r : ranks)
+    site->world_ranks.push_back(site_->world_ranks.at(static_cast<std::size_t>(r)));
+  site->name = group_name(site->world_ranks);
+  site->id = site->log->recorder.add_group(site->name);
+  site->key = site_->key + "." + std::to_string(index);
+  site->me = site_->me;
+  site->check_calls = call_checks_enabled();
+  return std::make_shared<CallLayer>(std::move(child), std::move(site));
+}
+}  // namespace
+
+bool call_checks_enabled() {
+  auto value = get_env("DIST_DEBUG");
+  if (!value) return false;
+  std::transform(value->begin(), value->end(), value->begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return *value == "detail";
+}
+
+std::shared_ptr<BackendImpl> with_call_layer(std::shared_ptr<BackendImpl> world,
+                                             const CallLayerSpec& spec) {
+  auto site = std::make_shared<GroupSite>();
+  site->log = std::make_shared<CallLog>(spec.store, spec.world_size, spec.rank, spec.timeout,
+                                        FlightRecorder::default_capacity());
+  site->name = "world";
+  site->id = site->log->recorder.add_group(site->name);
+  site->key = "w";
+  for (int r = 0; r < spec.world_size; ++r) site->world_ranks.push_back(r);
+  site->me = spec.rank;
+  site->check_calls = call_checks_enabled();
+  return std::make_shared<CallLayer>(std::move(world), std::move(site));
+}
+
+void restart_numbering(BackendImpl& backend) {
+  if (auto* layer = dynamic_cast<CallLayer*>(&backend)) layer->restart_numbering();
+}
+
+BackendImpl& without_call_layer(BackendImpl& backend) {
+  auto* layer = dynamic_cast<CallLayer*>(&backend);
+  return layer ? layer->inner() : backend;
+}
+
+}  // namespace dist::core

@@ -1,0 +1,38 @@
+// The call layer every real backend runs under (the shape of c10d's ProcessGroupWrapper, written
+// once): it numbers each group's collectives from the user's first call, records every call in
+// the flight recorder, compares the ranks' calls first under DIST_DEBUG=detail, and turns a
+// timeout the backend could not explain into the diagnosis of diagnosis.hpp.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "core/backend_impl.hpp"
+#include "core/store/store.hpp"
+
+namespace dist::core {
+
+struct CallLog;
+
+// What the world's wrapper needs: the world's store (null: no diagnosis through a store), its
+// size, this rank, and the group timeout.
+struct CallLayerSpec {
+  std::shared_ptr<Store> store;
+  int world_size = 1;
+  int rank = 0;
+  std::chrono::milliseconds timeout{0};
+};
+
+// Wraps a world's backend; the groups it splits are wrapped too.
+DIST_API std::shared_ptr<BackendImpl> with_call_layer(std::shared_ptr<BackendImpl> world,
+                                                      const CallLayerSpec& spec);
+// Numbers the group's next collective #1 again: init_dist calls it once its own collectives are
+// done, so the user's first call is #1 (nothing when `backend` has no call layer).
+DIST_API void restart_numbering(BackendImpl& backend);
+// The backend under the call layer (`backend` itself when it has none).
+DIST_API BackendImpl& without_call_layer(BackendImpl& backend);
+
+// Whether DIST_DEBUG asks for the per-call comparison ("detail", any case).
+DIST_API bool call_checks_enabled();
+
+}  // namespace dist::core

@@ -1,0 +1,64 @@
+// What the call layer's wrappers of one world share (CallLog: the flight recorder, the store, the
+// publisher thread) and what each knows of its group (GroupSite).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/calls/flight_recorder.hpp"
+#include "core/store/store.hpp"
+
+namespace dist::core {
+
+// Every `publish_interval`, while the recorder changed, the publisher thread writes this rank's
+// last `published_records` records to the store under status_key(rank): a rank stuck outside
+// dist (or dead) has said where it was. One store request per interval at most.
+inline constexpr std::chrono::milliseconds publish_interval{100};
+inline constexpr std::size_t published_records = 8;
+std::string status_key(int world_rank);
+
+struct CallLog {
+  CallLog(std::shared_ptr<Store> store, int world_size, int rank, std::chrono::milliseconds timeout,
+          std::size_t capacity);
+  ~CallLog();
+  CallLog(const CallLog&) = delete;
+  CallLog& operator=(const CallLog&) = delete;
+
+  // Writes this rank's status now (a failing call does, so the others read it at once), giving
+  // the store at most `budget`; store failures are ignored (the store may be gone with its host).
+  void publish(std::chrono::milliseconds budget = std::chrono::milliseconds(1000));
+
+  FlightRecorder recorder;
+  const std::shared_ptr<Store> store;  // null: no diagnosis through a store, no publisher
+  const int world_size;
+  const int rank;
+  const std::chrono::milliseconds timeout;
+
+ private:
+  void publish_loop(std::stop_token stop);
+
+  std::mutex publish_mutex_;
+  std::uint64_t published_version_ = 0;
+  std::mutex wake_mutex_;
+  std::condition_variable_any wake_;
+  std::jthread publisher_;
+};
+
+// One group as the call layer sees it.
+struct GroupSite {
+  std::shared_ptr<CallLog> log;
+  std::uint32_t id = 0;          // in the recorder's group table
+  std::string name;              // "world", "group {0, 2}"
+  std::string key;               // its store keys' part: "w", "w.1", ...
+  std::vector<int> world_ranks;  // the members, in group-rank order
+  int me = 0;                    // this rank's world rank
+  bool check_calls = false;      // DIST_DEBUG=detail when the group was made
+};
+
+}  // namespace dist::core

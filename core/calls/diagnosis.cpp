@@ -1,0 +1,218 @@
+// diagnose_timeout and diagnose_failure: one roll call whose answers carry the ranks' calls, the
+// absent ranks' published records, then the message.
+#include "core/calls/diagnosis.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/group_text.hpp"
+#include "core/store/roll_call.hpp"
+#include "dist/errors.hpp"
+
+namespace dist::core {
+
+namespace {
+struct Answer {
+  int rank = -1;
+  CallRecord record;
+};
+
+bool contains(const std::vector<int>& ranks, int r) {
+  return std::find(ranks.begin(), ranks.end(), r) != ranks.end();
+}
+
+// The calls of `members` that answered the roll call `key` (`absent` did not), this rank's
+// included.
+std::vector<Answer> answers(Store& store, const std::string& key, const GroupSite& site,
+                            const std::vector<int>& members, const std::vector<int>& absent,
+                            const CallRecord& mine, std::chrono::milliseconds window) {
+  std::vector<Answer> out;
+  for (const int r : members) {
+    if (contains(absent, r)) continue;
+    if (r == site.me) {
+      out.push_back({r, mine});
+      continue;
+    }
+    try {
+      const auto records = decode_records(store.get(roll_call_answer_key(key, r), window));
+      if (records.size() == 1) out.push_back({r, records.front()});
+    } catch (const dist::Error&) {  // gone meanwhile, or unreadable: left out of the comparison
+    }
+  }
+  return out;
+}
+
+// The records each of `ranks` last published (empty for one that never did).
+std::vector<std::vector<CallRecord>> statuses(Store& store, const std::vector<int>& ranks,
+                                              std::chrono::milliseconds window) {
+  std::vector<std::string> keys;
+  for (const int r : ranks) keys.push_back(status_key(r));
+  std::vector<std::string> unpublished = keys;
+  try {
+    unpublished = store.missing(keys, window);
+  } catch (const dist::Error&) {
+  }
+  std::vector<std::vector<CallRecord>> out(ranks.size());
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (std::find(unpublished.begin(), unpublished.end(), keys[i]) != unpublished.end()) continue;
+    try {
+      out[i] = decode_records(store.get(keys[i], window));
+    } catch (const dist::Error&) {
+    }
+  }
+  return out;
+}
+
+// The record of call `seq` on `group` among a rank's published ones, or null.
+const CallRecord* find_call(const std::vector<CallRecord>& records, const std::string& group,
+                            std::uint64_t seq) {
+  for (auto r = records.rbegin(); r != records.rend(); ++r)
+    if (r->group == group && r->seq == seq) return &*r;
+  return nullptr;
+}
+
+// DesyncError when the calls differ from the lowest rank's; `note` follows the calls.
+void throw_if_desync(const GroupSite& site, std::uint64_t seq, std::vector<Answer> calls,
+                     const std::string& note) {
+  std::sort(calls.begin(), calls.end(),
+            [](const Answer& a, const Answer& b) { return a.rank < b.rank; });
+  for (const Answer& a : calls) {
+    const auto field = differing_field(calls.front().record.call, a.record.call);
+    if (field.empty()) continue;
+    std::vector<RankCall> lines;
+    for (const Answer& c : calls) lines.push_back({c.rank, describe(c.record.call)});
+    std::string message = desync_message(site.name, seq, field, lines);
+    if (!note.empty()) message += "\n  (" + note + ")";
+    throw DesyncError(message);
+  }
+}
+
+// An absent rank stuck in an earlier call of this group than `mine` (a call that completed here
+// against another): DesyncError when its call differs from this rank's call of that number.
+void throw_if_behind_and_desync(const GroupSite& site, const CallRecord& mine,
+                                const std::vector<int>& absent,
+                                const std::vector<std::vector<CallRecord>>& published,
+                                const std::string& note) {
+  const auto history = site.log->recorder.last(site.log->recorder.capacity());
+  for (std::size_t i = 0; i < absent.size(); ++i) {
+    const auto& theirs = published[i];
+    if (theirs.empty() || theirs.back().group != site.name) continue;
+    const CallRecord& late = theirs.back();
+    if (late.seq == 0 || late.seq >= mine.seq) continue;
+    const CallRecord* own = find_call(history, site.name, late.seq);
+    if (own) throw_if_desync(site, late.seq, {{site.me, *own}, {absent[i], late}}, note);
+  }
+}
+
+std::string seconds_ago(std::int64_t then_us, std::int64_t now_us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(now_us - then_us) / 1e6);
+  return text;
+}
+
+// The absent ranks' phrases, ranks whose phrases read the same joined ("ranks 4-6 never
+// arrived ...").
+std::string absent_text(const std::vector<int>& absent,
+                        const std::vector<std::vector<CallRecord>>& records,
+                        const std::string& group) {
+  struct Phrase {
+    std::string text;  // for one rank, without its "rank N"
+    std::vector<int> ranks;
+    std::size_t first = 0;
+  };
+  std::vector<Phrase> phrases;
+  const std::int64_t now = wall_clock_us();
+  for (std::size_t i = 0; i < absent.size(); ++i) {
+    const std::string text = describe_absent({absent[i]}, records[i], group, now);
+    const std::string body = text.substr(text.find(' ', 5));
+    auto it = std::find_if(phrases.begin(), phrases.end(),
+                           [&](const Phrase& p) { return p.text == body; });
+    if (it == phrases.end()) phrases.push_back({body, {absent[i]}, i});
+    else it->ranks.push_back(absent[i]);
+  }
+  std::string out;
+  for (const Phrase& p : phrases)
+    out += (out.empty() ? "" : "; ") + describe_absent(p.ranks, records[p.first], group, now);
+  return out;
+}
+
+std::string roll_key(const GroupSite& site, std::uint64_t seq) {
+  return "calls/" + site.key + "/" + std::to_string(seq);
+}
+}  // namespace
+
+std::string describe_absent(const std::vector<int>& ranks, const std::vector<CallRecord>& records,
+                            const std::string& group, std::int64_t now_us) {
+  const bool one = ranks.size() == 1;
+  const std::string who = ranks_phrase(ranks);
+  if (records.empty())
+    return who + " never arrived (" + (one ? "it has" : "they have") + " published no call)";
+  // The newest call: named by number when it is on this group, in full when elsewhere.
+  const CallRecord& r = records.back();
+  const std::string call = r.group == group && r.seq > 0
+                               ? "call #" + std::to_string(r.seq) + " (" + describe(r.call) + ")"
+                               : describe(r);
+  const std::string is = one ? " is in " : " are in ";
+  switch (r.state) {
+    case CallState::posted: return who + is + call + " since " + seconds_ago(r.posted_us, now_us);
+    case CallState::failed: return who + is + call + ", which failed there too";
+    case CallState::completed: break;
+  }
+  return who + " completed " + call + " " + seconds_ago(r.ended_us, now_us) + " ago and " +
+         (one ? "has" : "have") + " not called since";
+}
+
+void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::string& detail) {
+  CallLog& log = *site.log;
+  const std::string timed_out =
+      describe(mine) + " timed out after " + std::to_string(log.timeout.count()) + " ms";
+  if (!log.store) throw TimeoutError(timed_out + ": " + detail, {});
+  log.publish();
+  const auto window = roll_call_window(log.timeout);
+  const std::string key = roll_key(site, mine.seq);
+  const RollCall roll =
+      roll_call(*log.store, key, site.world_ranks, site.me, window, encode_records({mine}));
+  auto calls = answers(*log.store, key, site, site.world_ranks, roll.absent, mine, window);
+  std::vector<int> waiting;
+  for (const Answer& a : calls) waiting.push_back(a.rank);
+  std::sort(waiting.begin(), waiting.end());
+  const auto published = statuses(*log.store, roll.absent, window);
+  for (std::size_t i = 0; i < roll.absent.size(); ++i)  // an absent rank's own record of the call
+    if (const CallRecord* r = find_call(published[i], site.name, mine.seq))
+      calls.push_back({roll.absent[i], *r});
+  const std::string absent =
+      roll.absent.empty() ? "" : absent_text(roll.absent, published, site.name);
+  throw_if_desync(site, mine.seq, std::move(calls), absent);
+  throw_if_behind_and_desync(site, mine, roll.absent, published, absent);
+  std::string why = roll.absent.empty()
+                        ? "every member reached it with the same call (is a device or a peer's "
+                          "progress stuck?)"
+                        : absent + "; " + ranks_phrase(waiting) +
+                              (waiting.size() == 1 ? " waits" : " wait") + " in call #" +
+                              std::to_string(mine.seq) + " (" + describe(mine.call) + ")";
+  if (roll.host_unresponsive)
+    why = "the store's host, rank " + std::to_string(log.store->host_rank()) +
+          ", is unresponsive (is that process stopped or hung?)";
+  throw TimeoutError(timed_out + ": " + why + "\n  (" + detail + ")", roll.absent);
+}
+
+void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed) {
+  CallLog& log = *site.log;
+  if (!log.store || !contains(site.world_ranks, failed) || failed == site.me) return;
+  log.publish();
+  const auto window = roll_call_window(log.timeout);
+  std::vector<int> survivors;
+  for (const int r : site.world_ranks)
+    if (r != failed) survivors.push_back(r);
+  const std::string key = roll_key(site, mine.seq);
+  const RollCall roll =
+      roll_call(*log.store, key, survivors, site.me, window, encode_records({mine}));
+  if (!roll.complete) return;  // the store went with its host: nothing more to learn
+  auto calls = answers(*log.store, key, site, survivors, roll.absent, mine, window);
+  const auto published = statuses(*log.store, {failed}, window);
+  if (const CallRecord* r = find_call(published.front(), site.name, mine.seq))
+    calls.push_back({failed, *r});
+  throw_if_desync(site, mine.seq, std::move(calls), "");
+}
+
+}  // namespace dist::core

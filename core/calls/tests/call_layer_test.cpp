@@ -1,0 +1,231 @@
+// The call layer over a scripted backend, ranks as threads sharing a HashStore: numbering from 1,
+// the recorder, and the diagnosis a timeout or a lost peer gets (DesyncError with every rank's
+// call, or where an absent rank is), from the call itself and from a pending Work's wait().
+#include "core/calls/call_layer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+
+#include "core/store/hash_store.hpp"
+#include "core/work_state.hpp"
+#include "dist/errors.hpp"
+
+namespace {
+
+using namespace dist;
+using namespace dist::core;
+using namespace std::chrono_literals;
+
+// A Work whose wait() fails with the backend's error.
+class FailingWork final : public detail::WorkState {
+ public:
+  explicit FailingWork(std::exception_ptr error) : error_(std::move(error)) {}
+  void wait() override { std::rethrow_exception(error_); }
+  bool is_completed() override { return true; }
+
+ private:
+  std::exception_ptr error_;
+};
+
+// Succeeds, or fails every call as a backend does: a timeout naming nobody, or a lost peer;
+// `pending`: through the Work rather than the call.
+class ScriptedBackend final : public BackendImpl {
+ public:
+  ScriptedBackend(int rank, int size) : rank_(rank), size_(size) {}
+  std::function<std::exception_ptr()> failure;  // null: succeed
+  bool pending = false;
+
+  dist::Backend kind() const override { return dist::Backend::gloo; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Work all_reduce(Buf, ReduceOp) override { return outcome(); }
+  Work broadcast(Buf, int) override { return outcome(); }
+  Work all_gather(Buf, Buf) override { return outcome(); }
+  Work send(Buf, int, int) override { return outcome(); }
+  Work recv(Buf, int, int) override { return outcome(); }
+  Work barrier() override { return outcome(); }
+  std::shared_ptr<BackendImpl> split(const std::vector<int>&) override { return nullptr; }
+
+ private:
+  Work outcome() {
+    if (!failure) return {};
+    if (pending) return Work(std::make_shared<FailingWork>(failure()));
+    std::rethrow_exception(failure());
+  }
+  int rank_, size_;
+};
+
+std::exception_ptr timeout_error() {
+  return std::make_exception_ptr(TimeoutError("scripted backend timed out"));
+}
+
+struct Rank {
+  std::shared_ptr<ScriptedBackend> backend;
+  std::shared_ptr<BackendImpl> layer;
+};
+
+// A world of `n` ranks over one store, its call layers made.
+std::vector<Rank> world(int n, const std::shared_ptr<Store>& store,
+                        std::chrono::milliseconds timeout) {
+  std::vector<Rank> ranks;
+  for (int r = 0; r < n; ++r) {
+    auto backend = std::make_shared<ScriptedBackend>(r, n);
+    ranks.push_back({backend, with_call_layer(backend, {store, n, r, timeout})});
+  }
+  return ranks;
+}
+
+// Runs body(rank) on a thread per rank; returns each rank's error (null: none).
+std::vector<std::exception_ptr> on_threads(int n, const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+  std::vector<std::jthread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (...) {
+        errors[static_cast<std::size_t>(r)] = std::current_exception();
+      }
+    });
+  threads.clear();
+  return errors;
+}
+
+std::string message_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  }
+}
+
+Buf floats(std::vector<float>& v) { return {v.data(), v.size(), DType::float32, Device::cpu()}; }
+
+TEST(CallLayer, ATimeoutOfCallsThatDifferIsADesyncErrorOnEveryRank) {
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(3, store, 300ms);
+  for (auto& r : ranks) r.backend->failure = timeout_error;
+  ranks[2].backend->pending = true;  // its error comes from wait()
+  const auto errors = on_threads(3, [&](int rank) {
+    std::vector<float> v(4);
+    auto& layer = *ranks[static_cast<std::size_t>(rank)].layer;
+    layer.all_reduce(floats(v), rank == 1 ? ReduceOp::max : ReduceOp::sum).wait();
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_THROW(std::rethrow_exception(e), DesyncError);
+    EXPECT_EQ(message_of(e),
+              "collective on world #1: ranks disagree on 'op':\n"
+              "  rank 0 called all_reduce(op=sum, float32 x 4)\n"
+              "  rank 1 called all_reduce(op=max, float32 x 4)\n"
+              "  rank 2 called all_reduce(op=sum, float32 x 4)");
+  }
+}
+
+TEST(CallLayer, ATimeoutNamesTheRankThatStoppedCallingAndWhere) {
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(3, store, 400ms);
+  const auto errors = on_threads(3, [&](int rank) {
+    auto& me = ranks[static_cast<std::size_t>(rank)];
+    me.layer->barrier().wait();  // #1, on every rank
+    if (rank == 2) return;       // then stops calling (its layer lives on)
+    me.backend->failure = timeout_error;
+    me.layer->barrier().wait();  // #2
+  });
+  EXPECT_FALSE(errors[2]);
+  for (const int r : {0, 1}) {
+    ASSERT_TRUE(errors[static_cast<std::size_t>(r)]);
+    try {
+      std::rethrow_exception(errors[static_cast<std::size_t>(r)]);
+    } catch (const TimeoutError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.missing_ranks(), std::vector<int>{2}) << what;
+      EXPECT_EQ(what.rfind("barrier() on world #2 timed out after 400 ms: rank 2 completed call #1 "
+                           "(barrier()) ",
+                           0),
+                0u)
+          << what;
+      EXPECT_NE(what.find(" ago and has not called since; ranks 0, 1 wait in call #2 (barrier())\n"
+                          "  (scripted backend timed out)"),
+                std::string::npos)
+          << what;
+    }
+  }
+}
+
+TEST(CallLayer, ALostPeerWhoseLastCallCouldNotMatchIsADesync) {
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(3, store, 400ms);
+  on_threads(3, [&](int rank) {  // rank 2 broadcasts from 0 and leaves
+    if (rank != 2) return;
+    std::vector<float> v(4);
+    ranks[2].layer->broadcast(floats(v), 0).wait();
+  });
+  ranks[2].layer.reset();  // its last calls are published as it goes
+  const auto errors = on_threads(2, [&](int rank) {
+    auto& me = ranks[static_cast<std::size_t>(rank)];
+    me.backend->failure = [] { return std::make_exception_ptr(RankFailure("lost rank 2", 2)); };
+    std::vector<float> v(4);
+    me.layer->broadcast(floats(v), rank).wait();  // ranks 0 and 1 disagree on the root
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_THROW(std::rethrow_exception(e), DesyncError);
+    EXPECT_EQ(message_of(e),
+              "collective on world #1: ranks disagree on 'src':\n"
+              "  rank 0 called broadcast(src=0, float32 x 4)\n"
+              "  rank 1 called broadcast(src=1, float32 x 4)\n"
+              "  rank 2 called broadcast(src=0, float32 x 4)");
+  }
+}
+
+TEST(CallLayer, ALostPeerThatCalledTheSameIsARankFailureAtTheCall) {
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(2, store, 300ms);
+  ranks[1].layer.reset();
+  ranks[0].backend->failure = [] { return std::make_exception_ptr(RankFailure("lost rank 1", 1)); };
+  try {
+    ranks[0].layer->barrier().wait();
+    ADD_FAILURE() << "no error";
+  } catch (const RankFailure& e) {
+    EXPECT_EQ(e.failed_rank(), 1);
+    EXPECT_EQ(std::string(e.what()), "barrier() on world #1: lost rank 1");
+  }
+}
+
+TEST(CallLayer, P2PErrorsPassAsTheyAreAndRestartNumberingCountsFromOne) {
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(1, store, 300ms);
+  auto& layer = *ranks[0].layer;
+  layer.barrier().wait();
+  layer.barrier().wait();
+  restart_numbering(layer);
+  ranks[0].backend->failure = [] {
+    return std::make_exception_ptr(TimeoutError("recv from rank 0 timed out", {0}));
+  };
+  std::vector<float> v(1);
+  EXPECT_THROW(
+      {
+        try {
+          layer.recv(floats(v), 0, 5).wait();
+        } catch (const TimeoutError& e) {
+          EXPECT_EQ(std::string(e.what()), "recv from rank 0 timed out");
+          throw;
+        }
+      },
+      TimeoutError);
+  ranks[0].backend->failure = [] {
+    return std::make_exception_ptr(BackendError("engine broke", 7));
+  };
+  try {
+    layer.barrier().wait();
+  } catch (const BackendError& e) {
+    EXPECT_EQ(std::string(e.what()), "barrier() on world #1: engine broke");
+    EXPECT_EQ(e.vendor_code(), 7);
+  }
+  EXPECT_EQ(&without_call_layer(layer), ranks[0].backend.get());
+}
+
+}  // namespace

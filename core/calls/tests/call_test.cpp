@@ -1,0 +1,145 @@
+// The call description and the flight recorder as functions: describe, the differing field, the
+// DesyncError text, the ring, the records' bytes (corrupt ones refused), the absent ranks' words.
+#include "core/calls/call.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/calls/diagnosis.hpp"
+#include "core/calls/flight_recorder.hpp"
+#include "dist/errors.hpp"
+#include "testing/processes.hpp"
+
+namespace {
+
+using namespace dist;
+using namespace dist::core;
+
+TEST(CallDesc, DescribesEachKindAsSimDoes) {
+  EXPECT_EQ(describe(make_call(CallKind::all_reduce, DType::float32, 8, -1, ReduceOp::max)),
+            "all_reduce(op=max, float32 x 8)");
+  EXPECT_EQ(describe(make_call(CallKind::broadcast, DType::int32, 4, 1)),
+            "broadcast(src=1, int32 x 4)");
+  EXPECT_EQ(describe(make_call(CallKind::send, DType::uint8, 2, 3, ReduceOp::sum, 7)),
+            "send(dst=3, tag=7, uint8 x 2)");
+  EXPECT_EQ(describe(make_call(CallKind::barrier)), "barrier()");
+  const std::vector<int> ranks{0, 2};
+  EXPECT_EQ(describe(make_call(CallKind::split), ranks), "new_group(ranks={0,2})");
+  const std::vector<std::size_t> counts{1, 2};
+  EXPECT_EQ(describe(make_call(CallKind::all_gather_v, DType::float64, 3), {}, counts),
+            "all_gather_v(counts={1,2}, float64 x 3)");
+}
+
+TEST(CallDesc, NamesTheFirstFieldThatDiffers) {
+  const CallDesc sum = make_call(CallKind::all_reduce, DType::float32, 8);
+  CallDesc other = sum;
+  EXPECT_EQ(differing_field(sum, other), "");
+  other.op = ReduceOp::max;
+  EXPECT_EQ(differing_field(sum, other), "op");
+  other.count = 9;
+  EXPECT_EQ(differing_field(sum, other), "count");
+  EXPECT_EQ(differing_field(sum, make_call(CallKind::barrier)), "kind");
+  EXPECT_EQ(differing_field(make_call(CallKind::reduce, DType::int8, 1, 0),
+                            make_call(CallKind::reduce, DType::int8, 1, 1)),
+            "dst");
+  // A send and its recv agree when dtype and count do.
+  EXPECT_EQ(differing_field(make_call(CallKind::send, DType::int8, 4, 1),
+                            make_call(CallKind::recv, DType::int8, 4, 0)),
+            "");
+  CallDesc a = make_call(CallKind::all_gather_v, DType::int8, 3), b = a;
+  const std::vector<std::uint64_t> one{1, 2}, two{2, 1};
+  a.lists = hash_list(one);
+  b.lists = hash_list(two);
+  EXPECT_EQ(differing_field(a, b), "counts");
+}
+
+TEST(CallDesc, DesyncMessageListsEveryRanksCall) {
+  EXPECT_EQ(
+      desync_message("world", 3, "op",
+                     {{0, "all_reduce(op=sum, int32 x 1)"}, {1, "all_reduce(op=max, int32 x 1)"}}),
+      "collective on world #3: ranks disagree on 'op':\n"
+      "  rank 0 called all_reduce(op=sum, int32 x 1)\n"
+      "  rank 1 called all_reduce(op=max, int32 x 1)");
+  EXPECT_EQ(desync_message(group_name(std::vector<int>{0, 2}), 0, "count", {}),
+            "send/recv on group {0, 2}: the two sides disagree on 'count':");
+}
+
+TEST(FlightRecorder, KeepsTheLastCallsInARing) {
+  FlightRecorder r(4);
+  const auto world = r.add_group("world");
+  std::vector<std::uint64_t> tickets;
+  for (std::uint64_t seq = 1; seq <= 6; ++seq)
+    tickets.push_back(r.post(world, seq, make_call(CallKind::barrier)));
+  r.end(tickets[5], CallState::completed);
+  r.end(tickets[0], CallState::failed);  // overwritten long ago: nothing happens
+  const auto last = r.last(10);
+  ASSERT_EQ(last.size(), 4u);
+  EXPECT_EQ(last.front().seq, 3u);
+  EXPECT_EQ(last.back().seq, 6u);
+  EXPECT_EQ(last.back().state, CallState::completed);
+  EXPECT_GE(last.back().ended_us, last.back().posted_us);
+  EXPECT_EQ(last[2].state, CallState::posted);
+  EXPECT_EQ(describe(last.back()), "barrier() on world #6");
+  r.retire_numbers(world);
+  EXPECT_EQ(r.last(1).front().seq, 0u);
+  FlightRecorder off(0);
+  off.post(off.add_group("world"), 1, make_call(CallKind::barrier));
+  EXPECT_TRUE(off.last(10).empty());
+}
+
+TEST(FlightRecorder, CapacityComesFromTheEnvironment) {
+  {
+    test_support::ScopedEnv env("DIST_FLIGHT_RECORDER_ENTRIES", "16");
+    EXPECT_EQ(FlightRecorder::default_capacity(), 16u);
+  }
+  {
+    test_support::ScopedEnv env("DIST_FLIGHT_RECORDER_ENTRIES", "lots");
+    EXPECT_THROW(FlightRecorder::default_capacity(), InvalidArgument);
+  }
+  test_support::ScopedEnv env("DIST_FLIGHT_RECORDER_ENTRIES", std::nullopt);
+  EXPECT_EQ(FlightRecorder::default_capacity(), 1024u);
+}
+
+TEST(FlightRecorder, RecordsRoundTripAndCorruptBytesAreRefused) {
+  const std::vector<CallRecord> records{
+      {make_call(CallKind::all_reduce, DType::float32, 4), 2, "world", CallState::completed, 10,
+       20},
+      {make_call(CallKind::recv, DType::int64, 1, 3), 0, "group {0, 3}", CallState::posted, 30, 0}};
+  const Bytes bytes = encode_records(records);
+  const auto back = decode_records(bytes);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(describe(back[0]), "all_reduce(op=sum, float32 x 4) on world #2");
+  EXPECT_EQ(back[1].group, "group {0, 3}");
+  EXPECT_EQ(back[1].posted_us, 30);
+  for (std::size_t cut : {std::size_t{0}, std::size_t{3}, bytes.size() - 1}) {
+    const Bytes short_bytes(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
+    EXPECT_THROW(decode_records(short_bytes), InvalidArgument) << cut;
+  }
+  Bytes longer = bytes;
+  longer.push_back('x');
+  EXPECT_THROW(decode_records(longer), InvalidArgument);
+  Bytes bad_kind = bytes;
+  bad_kind[4] = 99;  // the first record's kind
+  EXPECT_THROW(decode_records(bad_kind), InvalidArgument);
+}
+
+TEST(Diagnosis, DescribesAnAbsentRankFromWhatItPublished) {
+  const std::int64_t now = 10'000'000;
+  EXPECT_EQ(describe_absent({3}, {}, "world", now),
+            "rank 3 never arrived (it has published no call)");
+  const CallRecord done{make_call(CallKind::barrier), 4, "world",
+                        CallState::completed,         0, now - 12'300'000};
+  EXPECT_EQ(describe_absent({3}, {done}, "world", now),
+            "rank 3 completed call #4 (barrier()) 12.3 s ago and has not called since");
+  EXPECT_EQ(describe_absent({4, 5, 6}, {done}, "world", now),
+            "ranks 4-6 completed call #4 (barrier()) 12.3 s ago and have not called since");
+  const CallRecord elsewhere{make_call(CallKind::all_reduce, DType::int32, 1),
+                             1,
+                             "group {0, 1}",
+                             CallState::posted,
+                             now - 500'000,
+                             0};
+  EXPECT_EQ(describe_absent({1}, {done, elsewhere}, "world", now),
+            "rank 1 is in all_reduce(op=sum, int32 x 1) on group {0, 1} #1 since 0.5 s");
+}
+
+}  // namespace
