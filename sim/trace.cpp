@@ -1,8 +1,8 @@
-// Chrome-trace (Perfetto) output of a sim run, written with nlohmann::json.
+// Chrome-trace (Perfetto) output of a sim run: its records, written by core's Chrome-trace JSON.
 #include "sim/trace.hpp"
 
+#include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "dist/errors.hpp"
 #include "sim/communicator.hpp"
@@ -54,46 +54,12 @@ void Trace::record_op(const Op& op, double end_us, const std::string& outcome) {
     if (op.arrived[i]) record_one(op, i, end_us, outcome);
 }
 
-namespace {
-nlohmann::json slice(const TraceRecord& r) {
-  return {{"name", r.kind},
-          {"cat", r.flow ? "p2p" : "collective"},
-          {"ph", "X"},
-          {"ts", r.start_us},
-          {"dur", std::max(r.end_us - r.start_us, 0.0)},
-          {"pid", 0},
-          {"tid", r.rank},
-          {"args",
-           {{"call", r.call},
-            {"group", r.group},
-            {"seq", r.seq},
-            {"bytes", r.bytes},
-            {"outcome", r.outcome}}}};
-}
-
-// A flow arrow from the send's slice to the recv's slice.
-nlohmann::json flow_point(const TraceRecord& r) {
-  nlohmann::json e = {{"name", "p2p"}, {"cat", "p2p"}, {"id", r.flow}, {"pid", 0}, {"tid", r.rank}};
-  e["ph"] = r.flow_start ? "s" : "f";
-  e["ts"] = r.flow_start ? r.start_us : r.end_us;
-  if (!r.flow_start) e["bp"] = "e";
-  return e;
-}
-}  // namespace
-
 void Trace::write(const std::string& path, int world_size) const {
-  nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0},
-                    {"args", {{"name", "dist::sim"}}}});
-  for (int r = 0; r < world_size; ++r)
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", r},
-                      {"args", {{"name", "rank " + std::to_string(r)}}}});
-  for (const auto& r : records_) {
-    events.push_back(slice(r));
-    if (r.flow && r.outcome == "ok") events.push_back(flow_point(r));
-  }
+  std::vector<int> tracks(static_cast<std::size_t>(std::max(world_size, 0)));
+  for (int r = 0; r < world_size; ++r) tracks[static_cast<std::size_t>(r)] = r;
+  const std::string text = core::chrome_trace_json("dist::sim", tracks, records_);
   std::ofstream out(path);
-  out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump(1) << "\n";
+  out << text;
   if (!out) throw Error(ErrorCode::backend, "sim: cannot write the trace to '" + path + "'");
 }
 

@@ -6,23 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "core/calls/trace_dump.hpp"
 #include "sim/op.hpp"
 
 namespace dist::sim {
 
-struct TraceRecord {
-  int rank = 0;
-  std::string group;
-  std::uint64_t seq = 0;
-  std::string kind;
-  std::string call;  // the full call description
-  std::size_t bytes = 0;
-  double start_us = 0;
-  double end_us = 0;
-  std::string outcome;     // "ok" or the error class
-  std::uint64_t flow = 0;  // p2p: shared by the send and its recv (0 for collectives)
-  bool flow_start = false; // p2p: the send side
-};
+// One rank's slice of one call; the JSON is core's (core/calls/trace_dump.hpp), shared with the
+// flight recorder's dump.
+using TraceRecord = core::TraceSlice;
 
 class Trace {
  public:
