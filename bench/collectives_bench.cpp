@@ -104,6 +104,9 @@ void register_collectives(Backend backend) {
         register_collective(backend, n, spec, bytes);
         if (backend == Backend::gloo && spec.label == spec.name)
           register_raw_twin(spec.name, n, bytes, spec.call);
+        // On the world just made: the call layer's cost, layer on against off.
+        if (backend != Backend::sim && spec.label == "all_reduce" && bytes == 8)
+          register_layer_pairs(backend, n);
       }
 }
 

@@ -26,6 +26,9 @@ void register_helpers(Backend backend);      // helpers_bench.cpp
 using RankCall = std::function<void(RankBuffers& b, int rank, int n, std::size_t count)>;
 void register_raw_twin(const std::string& op, int n, std::size_t bytes, const RankCall& ours);
 void register_raw_barrier(int n);  // raw Gloo's barrier and barrier/gloo_vs_raw
+// layer_pairs_bench.cpp (real backends): all_reduce 8 B and barrier through the call layer against
+// the same call on the backend under it, alternated (<op>/<backend>_layer_vs_none/ranks:N...).
+void register_layer_pairs(Backend backend, int n);
 void register_memcpy();                      // memcpy_bench.cpp
 
 }  // namespace dist::bench

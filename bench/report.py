@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Merges dist_bench / dist_mpi_bench / dist_mpi_pairs / torch_bench.py JSON files (several runs each: the median is
-kept), prints the table of issue 7's targets (and issue 6's gloo-vs-MPI ratios) with measured
-ratios, checks for regressions against a baseline, and draws busbw against message size."""
+kept), prints the table of issue 7's targets (and issue 6's gloo-vs-MPI ratios, issue 22's call
+layer on/off) with measured ratios, checks for regressions against a baseline, and draws busbw against message size."""
 import argparse
 import json
 import re
@@ -144,7 +144,8 @@ def gloo_rows(t):
 
 
 def control_rows(t):
-    """The paired method's control: raw Gloo alternating with itself must measure 1.00."""
+    """The paired method's controls: raw Gloo alternating with itself, and a backend's call under
+    the call layer alternating with itself, must measure 1.00."""
     for name in sorted(t.results):
         m = re.match(r"(\w+)/raw_vs_raw/(ranks:\d+.*)$", name)
         b = t.results[name]
@@ -153,6 +154,16 @@ def control_rows(t):
             t.add(f"[control] raw Gloo {m.group(1)} {m.group(2)} / itself", b["real_time"],
                   fmt_us(b.get("base_us")), r, "1.00 +- 0.05", abs(r - 1) <= 0.05,
                   "the pairing's own bias: gloo rows are trusted only when this is met")
+    for name in sorted(t.results):  # the call layer's pairs: the call under the layer / itself
+        m = re.match(r"(\w+)/(\w+)_none_vs_none/(ranks:\d+.*)$", name)
+        b = t.results[name]
+        if m and "ratio" in b:
+            op, backend, rest = m.groups()
+            r = b["ratio"]
+            t.add(f"[control] {backend} {op} {rest}, layer off / itself", b["real_time"],
+                  fmt_us(b.get("base_us")), r, "1.00 +- 0.02", abs(r - 1) <= 0.02,
+                  f"the layer pairs' own bias ({backend}): their rows are trusted only when this "
+                  f"is met; ratio of sums {b.get('ratio_total', float('nan')):.3f}")
 
 
 def mpi_rows(t):
@@ -167,6 +178,44 @@ def mpi_rows(t):
                   fmt_us(b.get("base_us")), b["ratio"], "(report)", None,
                   f"alternating batches, median of {int(b.get('pairs', 0))} rounds; / blocking "
                   f"MPI ({fmt_us(b.get('blocking_us'))}): {b.get('ratio_blocking', float('nan')):.2f}")
+
+
+LAYER_GOAL = 1.03
+
+
+def layer_rows(t):
+    """The call layer (core/calls: call numbering, the always-on flight recorder, the cross-check's
+    hash) on against off, from the pairs <op>/<backend>_layer_vs_none/... (dist_bench for gloo,
+    dist_mpi_pairs for mpi): the same backend call through the layer and under it, alternated call
+    by call. Issue 22's goal, <= 1.03 on an 8 B all_reduce on gloo and mpi, is judged on the worst
+    of those pairs; each pair also has its row (barrier: reported)."""
+    pairs = []
+    for name in sorted(t.results):
+        m = re.match(r"(\w+)/(\w+)_layer_vs_none/(ranks:\d+.*)$", name)
+        if m and "ratio" in t.results[name]:
+            pairs.append((m.groups(), t.results[name]))
+    goal = f"<= {LAYER_GOAL:.2f}"
+    judged = [(g, b) for g, b in pairs
+              if g[0] == "all_reduce" and g[1] in ("gloo", "mpi") and g[2].endswith("/bytes:8")]
+    target = "call layer + flight recorder, on/off, 8 B all_reduce (gloo, mpi)"
+    if not judged:
+        t.add(target, None, "-", None, goal, None, "not measured in this run")
+    else:
+        (_, backend, rest), worst = max(judged, key=lambda gb: gb[1]["ratio"])
+        missing = [k for k in ("gloo", "mpi") if all(g[1] != k for g, _ in judged)]
+        note = "worst of " + ", ".join(f"{g[1]} {g[2].split('/')[0]} {b['ratio']:.3f}"
+                                        for g, b in judged)
+        if missing:
+            note += "; " + " and ".join(missing) + " not measured in this run"
+        t.add(target, worst["real_time"], f"{fmt_us(worst.get('base_us'))} ({backend} {rest})",
+              worst["ratio"], goal, all(b["ratio"] <= LAYER_GOAL for _, b in judged), note)
+    for (op, backend, rest), b in pairs:
+        judged_here = any(b is jb for _, jb in judged)
+        t.add(f"[layer] {backend} {op} {rest}, layer on / off", b["real_time"],
+              fmt_us(b.get("base_us")), b["ratio"], goal if judged_here else "(report)",
+              b["ratio"] <= LAYER_GOAL if judged_here else None,
+              f"alternating calls, median of {int(b.get('pairs', 0))} batches; "
+              f"ratio of sums {b.get('ratio_total', float('nan')):.3f}")
 
 
 def targets(results):
@@ -186,6 +235,7 @@ def targets(results):
               "all_reduce/mpi/ranks:2/bytes:8", "<= 2", at_most=2)
     torch_rows(t, 2)
     torch_rows(t, 8)
+    layer_rows(t)
     gloo_rows(t)
     control_rows(t)
     mpi_rows(t)
@@ -206,9 +256,9 @@ def regressions(results, baseline_path, pct):
                 if b.get("run_type") != "aggregate"}
     worse = []
     for name, b in sorted(results.items()):
-        if re.search(r"/(mpi|raw_gloo|torch_gloo|gloo_vs_raw|raw_vs_raw)/|^memcpy/", name):
+        if re.search(r"/(mpi|raw_gloo|torch_gloo|gloo_vs_raw|raw_vs_raw|\w+_(layer|none)_vs_none)/|^memcpy/", name):
             continue  # a baseline, not our code: its change says how busy the machine was (pairs
-            # time our gloo again, which its own benchmark already checks)
+            # time our gloo or mpi again, which its own benchmark already checks)
         if name in base and base[name]["real_time"] > 0:
             change = 100.0 * (b["real_time"] / base[name]["real_time"] - 1)
             if change > pct:
@@ -233,7 +283,7 @@ def chart(results, path):
             series = {}
             for name, b in results.items():
                 m = re.match(rf"{op}/(\w+)/ranks:{n}/bytes:(\d+)$", name)
-                if m and "algbw" in b and not m.group(1).endswith("_vs_raw"):
+                if m and "algbw" in b and "_vs_" not in m.group(1):
                     busbw = b.get("busbw", b["algbw"])
                     series.setdefault(m.group(1), []).append((int(m.group(2)), busbw))
             for backend, points in sorted(series.items()):
