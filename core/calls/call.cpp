@@ -81,6 +81,16 @@ std::string_view differing_field(const CallDesc& a, const CallDesc& b) {
   return {};
 }
 
+std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& c) {
+  std::uint64_t h = chain ^ 0x9e3779b97f4a7c15ULL;  // FNV-1a over the fields the ranks agree on
+  for (const std::uint64_t v : {std::uint64_t{static_cast<std::uint8_t>(c.kind)},
+                                std::uint64_t{static_cast<std::uint8_t>(c.dtype)},
+                                std::uint64_t{static_cast<std::uint8_t>(c.op)},
+                                static_cast<std::uint64_t>(c.root), c.count, c.lists})
+    h = (h ^ v) * 0x100000001b3ULL;
+  return h;
+}
+
 std::uint64_t hash_list(std::span<const std::uint64_t> values) {
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the values, then their number
   for (const std::uint64_t v : values) h = (h ^ v) * 0x100000001b3ULL;

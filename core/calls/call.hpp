@@ -68,6 +68,9 @@ DIST_API std::string describe(const CallDesc& call, std::span<const int> split_r
 // The first field where two ranks' calls differ ("kind", "dtype", "count", "src", "dst", "op",
 // "ranks", "counts"), or empty when they agree. A send and a recv agree on dtype and count.
 DIST_API std::string_view differing_field(const CallDesc& a, const CallDesc& b);
+// The hash chain of a group's collectives: `chain` (of calls #1..n-1) extended by call #n. Ranks
+// whose chains differ at the same number made different calls at or before it.
+DIST_API std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& call);
 // A hash of a list, for CallDesc::lists (never 0).
 DIST_API std::uint64_t hash_list(std::span<const std::uint64_t> values);
 

@@ -80,6 +80,7 @@ class CallLayer final : public BackendImpl {
   BackendImpl& inner() { return *inner_; }
   void restart_numbering() {
     seq_ = 0;
+    chain_ = 0;
     site_->log->recorder.retire_numbers(site_->id);
   }
 
@@ -147,15 +148,18 @@ class CallLayer final : public BackendImpl {
 
   std::shared_ptr<BackendImpl> inner_;
   std::shared_ptr<const GroupSite> site_;
-  std::uint64_t seq_ = 0;  // the group's collectives so far
+  std::uint64_t seq_ = 0;    // the group's collectives so far
+  std::uint64_t chain_ = 0;  // their hash chain (chain_hash)
   int splits_ = 0;
 };
 
 template <class Issue>
 Work CallLayer::call(const CallDesc& d, Issue&& issue) {
+  if (site_->log->desync_found()) throw DesyncError(site_->log->desync_text());
   const std::uint64_t seq = is_p2p(d.kind) ? 0 : ++seq_;
+  if (seq > 0) chain_ = chain_hash(chain_, d);
   FlightRecorder& recorder = site_->log->recorder;
-  const std::uint64_t ticket = recorder.post(site_->id, seq, d);
+  const std::uint64_t ticket = recorder.post(site_->id, seq, d, seq > 0 ? chain_ : 0);
   Work work;
   try {
     if (seq > 0 && site_->check_calls) check_same_call(d, seq);
@@ -205,6 +209,7 @@ std::shared_ptr<BackendImpl> CallLayer::split(const std::vector<int>& ranks) {
   site->key = site_->key + "." + std::to_string(index);
   site->me = site_->me;
   site->check_calls = call_checks_enabled();
+  site->log->add_members(site->name, site->world_ranks);
   return std::make_shared<CallLayer>(std::move(child), std::move(site));
 }
 }  // namespace
@@ -228,6 +233,7 @@ std::shared_ptr<BackendImpl> with_call_layer(std::shared_ptr<BackendImpl> world,
   for (int r = 0; r < spec.world_size; ++r) site->world_ranks.push_back(r);
   site->me = spec.rank;
   site->check_calls = call_checks_enabled();
+  site->log->add_members(site->name, site->world_ranks);
   return std::make_shared<CallLayer>(std::move(world), std::move(site));
 }
 

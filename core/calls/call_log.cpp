@@ -2,6 +2,9 @@
 // store.
 #include "core/calls/call_log.hpp"
 
+#include <algorithm>
+
+#include "core/calls/cross_check.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::core {
@@ -46,7 +49,68 @@ void CallLog::publish_loop(std::stop_token stop) {
     if (stop.stop_requested()) break;
     lock.unlock();
     publish();
+    try {
+      cross_check();
+    } catch (const dist::Error&) {  // the store is gone or slow: the next round tries again
+    }
     lock.lock();
+  }
+}
+
+void CallLog::add_members(const std::string& name, std::vector<int> world_ranks) {
+  std::lock_guard lock(groups_mutex_);
+  members_.emplace_back(name, std::move(world_ranks));
+}
+
+std::string CallLog::desync_text() const {
+  std::lock_guard lock(desync_mutex_);
+  return desync_;
+}
+
+namespace {
+constexpr auto check_budget = std::chrono::milliseconds(250);
+constexpr std::size_t checked_records = 256;  // of this rank's, against a peer's published ones
+constexpr std::size_t most_peers = 4;
+const std::string desync_key = "calls/desync";
+}  // namespace
+
+std::vector<int> CallLog::peers_to_check(const std::vector<CallRecord>& mine) const {
+  std::vector<int> peers;
+  std::lock_guard lock(groups_mutex_);
+  for (auto r = mine.rbegin(); r != mine.rend() && peers.size() < most_peers; ++r) {
+    if (r->seq == 0) continue;
+    for (const auto& [name, ranks] : members_) {
+      if (name != r->group) continue;
+      const auto at = std::find(ranks.begin(), ranks.end(), rank);
+      if (at == ranks.end() || ranks.size() < 2) continue;
+      const int next = std::next(at) == ranks.end() ? ranks.front() : *std::next(at);
+      if (std::find(peers.begin(), peers.end(), next) == peers.end()) peers.push_back(next);
+    }
+  }
+  return peers;
+}
+
+void CallLog::cross_check() {
+  if (desync_found()) return;
+  if (store->check({desync_key})) {  // another rank found one
+    std::lock_guard lock(desync_mutex_);
+    desync_ = to_string(store->get(desync_key, check_budget));
+    desync_found_.store(true, std::memory_order_relaxed);
+    return;
+  }
+  const std::uint64_t version = recorder.version();
+  if (version == checked_version_) return;
+  checked_version_ = version;
+  const auto mine = recorder.last(checked_records);
+  for (const int peer : peers_to_check(mine)) {
+    if (!store->check({status_key(peer)})) continue;
+    const auto theirs = decode_records(store->get(status_key(peer), check_budget));
+    const std::string found = find_divergence(mine, rank, theirs, peer);
+    if (found.empty()) continue;
+    // The first finder's words are everyone's; the others wait for them to appear.
+    if (store->add(desync_key + "/claims", 1) == 1)
+      store->set(desync_key, to_bytes(found), check_budget);
+    return;
   }
 }
 

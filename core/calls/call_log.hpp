@@ -2,6 +2,7 @@
 // publisher thread) and what each knows of its group (GroupSite).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -20,7 +21,7 @@ namespace dist::core {
 // last `published_records` records to the store under status_key(rank): a rank stuck outside
 // dist (or dead) has said where it was. One store request per interval at most.
 inline constexpr std::chrono::milliseconds publish_interval{100};
-inline constexpr std::size_t published_records = 8;
+inline constexpr std::size_t published_records = 32;
 std::string status_key(int world_rank);
 
 struct CallLog {
@@ -34,6 +35,14 @@ struct CallLog {
   // the store at most `budget`; store failures are ignored (the store may be gone with its host).
   void publish(std::chrono::milliseconds budget = std::chrono::milliseconds(1000));
 
+  // Registers a group (its name and members' world ranks): the cross-check compares this rank's
+  // calls with its successor's in each group it calls on.
+  void add_members(const std::string& name, std::vector<int> world_ranks);
+  // Whether the cross-check found calls that diverged, and its DesyncError text: every later
+  // call of this rank raises it.
+  bool desync_found() const { return desync_found_.load(std::memory_order_relaxed); }
+  std::string desync_text() const;
+
   FlightRecorder recorder;
   const std::shared_ptr<Store> store;  // null: no diagnosis through a store, no publisher
   const int world_size;
@@ -42,6 +51,17 @@ struct CallLog {
 
  private:
   void publish_loop(std::stop_token stop);
+  // One round of the cross-check (cross_check.hpp): takes a divergence another rank found, or
+  // compares this rank's calls with up to 4 peers' published ones.
+  void cross_check();
+  std::vector<int> peers_to_check(const std::vector<CallRecord>& mine) const;
+
+  mutable std::mutex groups_mutex_;
+  std::vector<std::pair<std::string, std::vector<int>>> members_;
+  std::atomic<bool> desync_found_{false};
+  mutable std::mutex desync_mutex_;
+  std::string desync_;
+  std::uint64_t checked_version_ = 0;
 
   std::mutex publish_mutex_;
   std::uint64_t published_version_ = 0;

@@ -209,10 +209,16 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
       roll_call(*log.store, key, survivors, site.me, window, encode_records({mine}));
   if (!roll.complete) return;  // the store went with its host: nothing more to learn
   auto calls = answers(*log.store, key, site, survivors, roll.absent, mine, window);
-  const auto published = statuses(*log.store, {failed}, window);
-  if (const CallRecord* r = find_call(published.front(), site.name, mine.seq))
-    calls.push_back({failed, *r});
+  // The lost rank and the survivors that did not answer (gone too, or elsewhere): their calls
+  // of this number, or the earlier ones they stopped in, as they last published them.
+  std::vector<int> gone = roll.absent;
+  gone.push_back(failed);
+  const auto published = statuses(*log.store, gone, window);
+  for (std::size_t i = 0; i < gone.size(); ++i)
+    if (const CallRecord* r = find_call(published[i], site.name, mine.seq))
+      calls.push_back({gone[i], *r});
   throw_if_desync(site, mine.seq, std::move(calls), "");
+  throw_if_behind_and_desync(site, mine, gone, published, "");
 }
 
 }  // namespace dist::core

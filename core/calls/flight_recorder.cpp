@@ -55,7 +55,8 @@ std::uint32_t FlightRecorder::add_group(std::string name) {
   return static_cast<std::uint32_t>(groups_.size() - 1);
 }
 
-std::uint64_t FlightRecorder::post(std::uint32_t group, std::uint64_t seq, const CallDesc& call) {
+std::uint64_t FlightRecorder::post(std::uint32_t group, std::uint64_t seq, const CallDesc& call,
+                                   std::uint64_t chain) {
   const std::int64_t now = wall_clock_us();
   std::lock_guard lock(mutex_);
   const std::uint64_t ticket = ++next_ticket_;
@@ -65,6 +66,7 @@ std::uint64_t FlightRecorder::post(std::uint32_t group, std::uint64_t seq, const
   s.call = call;
   s.seq = seq;
   s.ticket = ticket;
+  s.chain = chain;
   s.posted_us = now;
   s.ended_us = 0;
   s.group = group;
@@ -98,7 +100,7 @@ std::vector<CallRecord> FlightRecorder::last(std::size_t n) const {
   const std::uint64_t count = std::min<std::uint64_t>({n, ring_.size(), newest});
   for (std::uint64_t t = newest - count + 1; t <= newest && count > 0; ++t) {
     const Slot& s = ring_[t % ring_.size()];
-    out.push_back({s.call, s.seq, groups_.at(s.group), s.state, s.posted_us, s.ended_us});
+    out.push_back({s.call, s.seq, groups_.at(s.group), s.state, s.posted_us, s.ended_us, s.chain});
   }
   return out;
 }
@@ -115,6 +117,7 @@ struct Fixed {
   std::uint64_t seq;
   std::int64_t posted_us;
   std::int64_t ended_us;
+  std::uint64_t chain;
   std::uint32_t group_bytes;
   CallState state;
 };
@@ -135,6 +138,7 @@ Bytes encode_records(const std::vector<CallRecord>& records) {
     f.seq = r.seq;
     f.posted_us = r.posted_us;
     f.ended_us = r.ended_us;
+    f.chain = r.chain;
     f.group_bytes = static_cast<std::uint32_t>(r.group.size());
     f.state = r.state;
     const std::size_t at = out.size();
@@ -162,7 +166,7 @@ std::vector<CallRecord> decode_records(const Bytes& bytes) {
     if (static_cast<int>(f.call.kind) >= call_kind_count || static_cast<int>(f.state) > 2)
       corrupt("record " + std::to_string(i) + " has an unknown kind or state");
     out.push_back({f.call, f.seq, std::string(bytes.data() + at, f.group_bytes), f.state,
-                   f.posted_us, f.ended_us});
+                   f.posted_us, f.ended_us, f.chain});
     at += f.group_bytes;
   }
   if (at != bytes.size()) corrupt(std::to_string(bytes.size() - at) + " bytes past the records");

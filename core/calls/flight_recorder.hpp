@@ -24,6 +24,7 @@ struct CallRecord {
   CallState state = CallState::posted;
   std::int64_t posted_us = 0;  // system clock, microseconds since the epoch
   std::int64_t ended_us = 0;   // 0 while posted
+  std::uint64_t chain = 0;     // the group's calls #1..seq hashed (chain_hash); 0 for p2p
 };
 
 // "all_reduce(op=sum, float32 x 1) on world #5"
@@ -44,8 +45,9 @@ class DIST_API FlightRecorder {
 
   // Adds a group's name to the table records point into; returns its index.
   std::uint32_t add_group(std::string name);
-  // Records a call; returns its ticket for end().
-  std::uint64_t post(std::uint32_t group, std::uint64_t seq, const CallDesc& call);
+  // Records a call (`chain`: its CallRecord::chain); returns its ticket for end().
+  std::uint64_t post(std::uint32_t group, std::uint64_t seq, const CallDesc& call,
+                     std::uint64_t chain = 0);
   // Marks the call of `ticket` completed or failed (nothing when the ring has overwritten it).
   void end(std::uint64_t ticket, CallState state);
 
@@ -64,6 +66,7 @@ class DIST_API FlightRecorder {
     CallDesc call;
     std::uint64_t seq = 0;
     std::uint64_t ticket = 0;
+    std::uint64_t chain = 0;
     std::int64_t posted_us = 0;
     std::int64_t ended_us = 0;
     std::uint32_t group = 0;

@@ -1,0 +1,119 @@
+// The cross-check: where two ranks' published calls first differ (find_divergence), and, over a
+// scripted backend whose mismatched calls complete, the DesyncError every rank then raises at its
+// next call.
+#include "core/calls/cross_check.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "core/calls/call_layer.hpp"
+#include "core/store/hash_store.hpp"
+#include "dist/errors.hpp"
+
+namespace {
+
+using namespace dist;
+using namespace dist::core;
+using namespace std::chrono_literals;
+
+// A group's calls #1..n as a rank records them: each with the chain up to it.
+std::vector<CallRecord> calls_of(const std::vector<CallDesc>& calls,
+                                 const std::string& group = "world") {
+  std::vector<CallRecord> out;
+  std::uint64_t chain = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    chain = chain_hash(chain, calls[i]);
+    out.push_back({calls[i], i + 1, group, CallState::completed, 0, 0, chain});
+  }
+  return out;
+}
+
+const CallDesc sum = make_call(CallKind::all_reduce, DType::float32, 4);
+const CallDesc max = make_call(CallKind::all_reduce, DType::float32, 4, -1, ReduceOp::max);
+const CallDesc barrier = make_call(CallKind::barrier);
+
+TEST(CrossCheck, AgreeingCallsAreNoDivergence) {
+  EXPECT_EQ(find_divergence(calls_of({sum, barrier}), 0, calls_of({sum, barrier}), 1), "");
+  // Only what both hold is compared: a peer one call behind agrees.
+  EXPECT_EQ(find_divergence(calls_of({sum, barrier}), 0, calls_of({sum}), 1), "");
+}
+
+TEST(CrossCheck, NamesTheFirstCallThatDiffers) {
+  EXPECT_EQ(find_divergence(calls_of({sum, max, barrier}), 2, calls_of({sum, sum, barrier}), 1),
+            "collective on world #2: ranks disagree on 'op':\n"
+            "  rank 1 called all_reduce(op=sum, float32 x 4)\n"
+            "  rank 2 called all_reduce(op=max, float32 x 4)\n"
+            "  (found by comparing the ranks' published calls: the calls completed, with wrong "
+            "results)");
+}
+
+TEST(CrossCheck, ADifferenceOlderThanTheRecordsIsStillFound) {
+  auto mine = calls_of({max, barrier, barrier}), theirs = calls_of({sum, barrier, barrier});
+  mine.erase(mine.begin());  // #1 is no longer held: only the chains tell
+  theirs.erase(theirs.begin());
+  EXPECT_EQ(find_divergence(mine, 0, theirs, 1),
+            "collective on world: ranks 0 and 1 made different calls at or before #2, earlier "
+            "than the calls compared (rank 0's #2 is barrier(), rank 1's barrier())");
+}
+
+TEST(CrossCheck, GroupsAreComparedApart) {
+  const auto mine = calls_of({sum}, "group {0, 1}"), theirs = calls_of({max}, "world");
+  EXPECT_EQ(find_divergence(mine, 0, theirs, 1), "");
+}
+
+// Calls that complete although they differ: the backend succeeds whatever the op.
+class Succeeding final : public BackendImpl {
+ public:
+  Succeeding(int rank, int size) : rank_(rank), size_(size) {}
+  dist::Backend kind() const override { return dist::Backend::mpi; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Work all_reduce(Buf, ReduceOp) override { return {}; }
+  Work broadcast(Buf, int) override { return {}; }
+  Work all_gather(Buf, Buf) override { return {}; }
+  Work send(Buf, int, int) override { return {}; }
+  Work recv(Buf, int, int) override { return {}; }
+  Work barrier() override { return {}; }
+  std::shared_ptr<BackendImpl> split(const std::vector<int>&) override { return nullptr; }
+
+ private:
+  int rank_, size_;
+};
+
+TEST(CrossCheck, EveryRankRaisesTheDivergenceAtItsNextCall) {
+  auto store = std::make_shared<HashStore>();
+  constexpr int n = 3;
+  std::vector<std::shared_ptr<BackendImpl>> layers;
+  for (int r = 0; r < n; ++r)
+    layers.push_back(with_call_layer(std::make_shared<Succeeding>(r, n), {store, n, r, 2s}));
+  std::vector<std::string> errors(n);
+  {
+    std::vector<std::jthread> ranks;
+    for (int r = 0; r < n; ++r)
+      ranks.emplace_back([&, r] {
+        std::vector<float> v(4);
+        const Buf data{v.data(), v.size(), DType::float32, Device::cpu()};
+        auto& layer = *layers[static_cast<std::size_t>(r)];
+        layer.all_reduce(data, r == 1 ? ReduceOp::max : ReduceOp::sum).wait();  // completes
+        // A training loop goes on: within a second each rank's next call raises.
+        for (int step = 0; step < 50 && errors[static_cast<std::size_t>(r)].empty(); ++step) {
+          std::this_thread::sleep_for(50ms);
+          try {
+            layer.barrier().wait();
+          } catch (const DesyncError& e) {
+            errors[static_cast<std::size_t>(r)] = e.what();
+          }
+        }
+      });
+  }
+  for (int r = 0; r < n; ++r) {
+    const std::string& e = errors[static_cast<std::size_t>(r)];
+    EXPECT_EQ(e.rfind("collective on world #1: ranks disagree on 'op':\n", 0), 0u)
+        << "rank " << r << ": " << e;
+    EXPECT_NE(e.find("called all_reduce(op=max, float32 x 4)"), std::string::npos) << e;
+    EXPECT_EQ(e, errors[0]);  // the first finder's words, on every rank
+  }
+}
+
+}  // namespace
