@@ -42,6 +42,9 @@ struct alignas(64) Call : core::CallDesc {
   void take(Call&& other);
 };
 
+// Two cache lines: an op holds one call per participant, so this is sim's memory per rank pair.
+static_assert(sizeof(Call) <= 128, "sim::Call grew past two cache lines");
+
 // The first fingerprint field where two ranks' calls differ, or empty when they agree.
 std::string_view differing_field(const Call& a, const Call& b);
 

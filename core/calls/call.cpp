@@ -86,16 +86,17 @@ std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& c) {
   for (const std::uint64_t v : {std::uint64_t{static_cast<std::uint8_t>(c.kind)},
                                 std::uint64_t{static_cast<std::uint8_t>(c.dtype)},
                                 std::uint64_t{static_cast<std::uint8_t>(c.op)},
-                                static_cast<std::uint64_t>(c.root), c.count, c.lists})
+                                static_cast<std::uint64_t>(c.root), c.count, std::uint64_t{c.lists}})
     h = (h ^ v) * 0x100000001b3ULL;
   return h;
 }
 
-std::uint64_t hash_list(std::span<const std::uint64_t> values) {
+std::uint32_t hash_list(std::span<const std::uint64_t> values) {
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the values, then their number
   for (const std::uint64_t v : values) h = (h ^ v) * 0x100000001b3ULL;
   h = (h ^ values.size()) * 0x100000001b3ULL;
-  return h ? h : 1;
+  const auto folded = static_cast<std::uint32_t>(h ^ (h >> 32));
+  return folded ? folded : 1;
 }
 
 std::string group_name(std::span<const int> world_ranks) {

@@ -45,8 +45,8 @@ struct CallDesc {
   ReduceOp op = ReduceOp::sum;
   std::int32_t root = -1;
   std::int32_t tag = 0;
+  std::uint32_t lists = 0;  // 32 bits: sim's Call (which extends this) stays two cache lines
   std::uint64_t count = 0;
-  std::uint64_t lists = 0;
 };
 
 inline CallDesc make_call(CallKind kind, DType dtype = DType::uint8, std::size_t count = 0,
@@ -72,7 +72,7 @@ DIST_API std::string_view differing_field(const CallDesc& a, const CallDesc& b);
 // whose chains differ at the same number made different calls at or before it.
 DIST_API std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& call);
 // A hash of a list, for CallDesc::lists (never 0).
-DIST_API std::uint64_t hash_list(std::span<const std::uint64_t> values);
+DIST_API std::uint32_t hash_list(std::span<const std::uint64_t> values);
 
 // How errors name a group made by new_group: "group {0, 2}" (its world ranks). The world group
 // is "world".
