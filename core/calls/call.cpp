@@ -83,10 +83,11 @@ std::string_view differing_field(const CallDesc& a, const CallDesc& b) {
 
 std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& c) {
   std::uint64_t h = chain ^ 0x9e3779b97f4a7c15ULL;  // FNV-1a over the fields the ranks agree on
-  for (const std::uint64_t v : {std::uint64_t{static_cast<std::uint8_t>(c.kind)},
-                                std::uint64_t{static_cast<std::uint8_t>(c.dtype)},
-                                std::uint64_t{static_cast<std::uint8_t>(c.op)},
-                                static_cast<std::uint64_t>(c.root), c.count, std::uint64_t{c.lists}})
+  for (const std::uint64_t v :
+       {std::uint64_t{static_cast<std::uint8_t>(c.kind)},
+        std::uint64_t{static_cast<std::uint8_t>(c.dtype)},
+        std::uint64_t{static_cast<std::uint8_t>(c.op)}, static_cast<std::uint64_t>(c.root), c.count,
+        std::uint64_t{c.lists}})
     h = (h ^ v) * 0x100000001b3ULL;
   return h;
 }
