@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/calls/failure_dump.hpp"
 #include "core/group_text.hpp"
 #include "core/store/roll_call.hpp"
 #include "dist/errors.hpp"
@@ -169,6 +170,7 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
   if (!log.store) throw TimeoutError(timed_out + ": " + detail, {});
   log.publish();
   const auto window = roll_call_window(log.timeout);
+  share_recorder(site, window);
   const std::string key = roll_key(site, mine.seq);
   const RollCall roll =
       roll_call(*log.store, key, site.world_ranks, site.me, window, encode_records({mine}));
@@ -177,6 +179,7 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
   for (const Answer& a : calls) waiting.push_back(a.rank);
   std::sort(waiting.begin(), waiting.end());
   const auto published = statuses(*log.store, roll.absent, window);
+  write_failure_dump(site, waiting, roll.absent, published, window);
   for (std::size_t i = 0; i < roll.absent.size(); ++i)  // an absent rank's own record of the call
     if (const CallRecord* r = find_call(published[i], site.name, mine.seq))
       calls.push_back({roll.absent[i], *r});
@@ -201,6 +204,7 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
   if (!log.store || !contains(site.world_ranks, failed) || failed == site.me) return;
   log.publish();
   const auto window = roll_call_window(log.timeout);
+  share_recorder(site, window);
   std::vector<int> survivors;
   for (const int r : site.world_ranks)
     if (r != failed) survivors.push_back(r);
@@ -214,6 +218,10 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
   std::vector<int> gone = roll.absent;
   gone.push_back(failed);
   const auto published = statuses(*log.store, gone, window);
+  std::vector<int> present;
+  for (const Answer& a : calls) present.push_back(a.rank);
+  std::sort(present.begin(), present.end());
+  write_failure_dump(site, present, gone, published, window);
   for (std::size_t i = 0; i < gone.size(); ++i)
     if (const CallRecord* r = find_call(published[i], site.name, mine.seq))
       calls.push_back({gone[i], *r});

@@ -5,12 +5,19 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "core/store/hash_store.hpp"
 #include "core/work_state.hpp"
 #include "dist/errors.hpp"
+#include "testing/processes.hpp"
 
 namespace {
 
@@ -122,6 +129,36 @@ TEST(CallLayer, ATimeoutOfCallsThatDifferIsADesyncErrorOnEveryRank) {
               "  rank 1 called all_reduce(op=max, float32 x 4)\n"
               "  rank 2 called all_reduce(op=sum, float32 x 4)");
   }
+}
+
+// DIST_FLIGHT_RECORDER=path: the diagnosis of a failed call writes every rank's calls as one
+// Chrome trace, one track per rank, the absent rank's from what it published.
+TEST(CallLayer, AFailureWritesEveryRanksRecorderAsATrace) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("dist_recorder_" + std::to_string(::getpid()) + ".json");
+  test_support::ScopedEnv env("DIST_FLIGHT_RECORDER", path.string());
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(3, store, 300ms);
+  on_threads(3, [&](int rank) {
+    auto& me = ranks[static_cast<std::size_t>(rank)];
+    me.layer->barrier().wait();  // #1
+    if (rank == 2) return;       // absent from #2
+    me.backend->failure = timeout_error;
+    me.layer->barrier().wait();
+  });
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << path;
+  const auto trace = nlohmann::json::parse(file);
+  std::filesystem::remove(path);
+  std::set<int> tracks;
+  int failed = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    tracks.insert(e["tid"].get<int>());
+    if (e["args"]["state"] == "failed") ++failed;
+  }
+  EXPECT_EQ(tracks, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(failed, 2);  // ranks 0 and 1's barrier #2
 }
 
 TEST(CallLayer, ATimeoutNamesTheRankThatStoppedCallingAndWhere) {
