@@ -17,8 +17,8 @@ void share_recorder(const GroupSite& site, std::chrono::milliseconds budget) {
   CallLog& log = *site.log;
   if (!log.store || call_trace_path().empty()) return;
   try {
-    log.store->set(recorder_key(site.me), encode_records(log.recorder.last(log.recorder.capacity())),
-                   budget);
+    log.store->set(recorder_key(site.me),
+                   encode_records(log.recorder.last(log.recorder.capacity())), budget);
   } catch (const dist::Error&) {  // the dump goes without this rank's calls
   }
 }

@@ -4,7 +4,6 @@
 #include "core/calls/call_layer.hpp"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
