@@ -2,10 +2,17 @@
 // trivial states every backend needs (already done, failed before it started).
 #pragma once
 
+#include <cstdint>
 #include <exception>
+#include <memory>
 
+#include "core/calls/call.hpp"
 #include "dist/api.hpp"
 #include "dist/export.hpp"
+
+namespace dist::core {
+struct GroupSite;
+}  // namespace dist::core
 
 namespace dist::detail {
 
@@ -16,6 +23,16 @@ class WorkState {
   virtual void wait() = 0;
   // Whether it has completed (may make progress on the operation, never blocks).
   virtual bool is_completed() = 0;
+
+  // Set by the call layer (core/calls) on an operation it recorded, so Work::wait ends the
+  // record and explains a failure (core::wait_recorded) without a state of its own per call.
+  struct Recorded {
+    std::shared_ptr<const core::GroupSite> site;  // null: not recorded
+    std::uint64_t ticket = 0;
+    std::uint64_t seq = 0;
+    core::CallDesc call;
+  };
+  Recorded recorded;
 };
 
 }  // namespace dist::detail

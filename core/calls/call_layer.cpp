@@ -1,4 +1,5 @@
-// The call layer: CallLayer wraps one group's backend, RecordedWork one pending operation.
+// The call layer: CallLayer wraps one group's backend; wait_recorded ends a pending operation's
+// record.
 #include "core/calls/call_layer.hpp"
 
 #include <algorithm>
@@ -31,7 +32,7 @@ namespace {
 [[noreturn]] void explain(const GroupSite& site, const CallDesc& call, std::uint64_t seq) {
   if (seq == 0) throw;
   const std::int64_t now = wall_clock_us();
-  const CallRecord mine{call, seq, site.name, CallState::failed, now, now};
+  const CallRecord mine{call, seq, site.name, CallState::failed, now, now, 0, site.key};
   try {
     throw;
   } catch (const TimeoutError& e) {
@@ -42,32 +43,6 @@ namespace {
   }
   rethrow_at(describe(mine));
 }
-
-// A pending operation's Work: records how it ended, and explains its failure.
-class RecordedWork final : public detail::WorkState {
- public:
-  RecordedWork(Work inner, std::shared_ptr<const GroupSite> site, std::uint64_t ticket,
-               const CallDesc& call, std::uint64_t seq)
-      : inner_(std::move(inner)), site_(std::move(site)), ticket_(ticket), call_(call), seq_(seq) {}
-
-  void wait() override {
-    try {
-      inner_.wait();
-    } catch (...) {
-      site_->log->recorder.end(ticket_, CallState::failed);
-      explain(*site_, call_, seq_);
-    }
-    site_->log->recorder.end(ticket_, CallState::completed);
-  }
-  bool is_completed() override { return inner_.is_completed(); }
-
- private:
-  Work inner_;
-  std::shared_ptr<const GroupSite> site_;
-  std::uint64_t ticket_;
-  CallDesc call_;
-  std::uint64_t seq_;
-};
 
 class CallLayer final : public BackendImpl {
  public:
@@ -172,7 +147,12 @@ Work CallLayer::call(const CallDesc& d, Issue&& issue) {
     recorder.end(ticket, CallState::completed);
     return work;
   }
-  return Work(std::make_shared<RecordedWork>(std::move(work), site_, ticket, d, seq));
+  auto& recorded = work.state()->recorded;  // Work::wait ends the record (wait_recorded)
+  recorded.site = site_;
+  recorded.ticket = ticket;
+  recorded.seq = seq;
+  recorded.call = d;
+  return work;
 }
 
 // DIST_DEBUG=detail: every rank's call, all_gathered through the backend before the call itself.
@@ -205,14 +185,25 @@ std::shared_ptr<BackendImpl> CallLayer::split(const std::vector<int>& ranks) {
   for (const int r : ranks)
     site->world_ranks.push_back(site_->world_ranks.at(static_cast<std::size_t>(r)));
   site->name = group_name(site->world_ranks);
-  site->id = site->log->recorder.add_group(site->name);
   site->key = site_->key + "." + std::to_string(index);
+  site->id = site->log->recorder.add_group(site->name, site->key);
   site->me = site_->me;
   site->check_calls = call_checks_enabled();
-  site->log->add_members(site->name, site->world_ranks);
+  site->log->add_members(site->key, site->world_ranks);
   return std::make_shared<CallLayer>(std::move(child), std::move(site));
 }
 }  // namespace
+
+void wait_recorded(detail::WorkState& state) {
+  const auto& r = state.recorded;
+  try {
+    state.wait();
+  } catch (...) {
+    r.site->log->recorder.end(r.ticket, CallState::failed);
+    explain(*r.site, r.call, r.seq);
+  }
+  r.site->log->recorder.end(r.ticket, CallState::completed);
+}
 
 bool call_checks_enabled() {
   auto value = get_env("DIST_DEBUG");
@@ -228,12 +219,12 @@ std::shared_ptr<BackendImpl> with_call_layer(std::shared_ptr<BackendImpl> world,
   site->log = std::make_shared<CallLog>(spec.store, spec.world_size, spec.rank, spec.timeout,
                                         FlightRecorder::default_capacity());
   site->name = "world";
-  site->id = site->log->recorder.add_group(site->name);
   site->key = "w";
+  site->id = site->log->recorder.add_group(site->name, site->key);
   for (int r = 0; r < spec.world_size; ++r) site->world_ranks.push_back(r);
   site->me = spec.rank;
   site->check_calls = call_checks_enabled();
-  site->log->add_members(site->name, site->world_ranks);
+  site->log->add_members(site->key, site->world_ranks);
   return std::make_shared<CallLayer>(std::move(world), std::move(site));
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/backend_impl.hpp"
 #include "core/store/store.hpp"
+#include "core/work_state.hpp"
 
 namespace dist::core {
 
@@ -31,6 +32,10 @@ DIST_API std::shared_ptr<BackendImpl> with_call_layer(std::shared_ptr<BackendImp
 DIST_API void restart_numbering(BackendImpl& backend);
 // The backend under the call layer (`backend` itself when it has none).
 DIST_API BackendImpl& without_call_layer(BackendImpl& backend);
+
+// Waits for an operation the call layer recorded (state.recorded.site set): ends its record, and
+// explains its failure as the call itself would have.
+DIST_API void wait_recorded(detail::WorkState& state);
 
 // Whether DIST_DEBUG asks for the per-call comparison ("detail", any case).
 DIST_API bool call_checks_enabled();

@@ -57,9 +57,9 @@ void CallLog::publish_loop(std::stop_token stop) {
   }
 }
 
-void CallLog::add_members(const std::string& name, std::vector<int> world_ranks) {
+void CallLog::add_members(const std::string& key, std::vector<int> world_ranks) {
   std::lock_guard lock(groups_mutex_);
-  members_.emplace_back(name, std::move(world_ranks));
+  members_.emplace_back(key, std::move(world_ranks));
 }
 
 std::string CallLog::desync_text() const {
@@ -79,8 +79,8 @@ std::vector<int> CallLog::peers_to_check(const std::vector<CallRecord>& mine) co
   std::lock_guard lock(groups_mutex_);
   for (auto r = mine.rbegin(); r != mine.rend() && peers.size() < most_peers; ++r) {
     if (r->seq == 0) continue;
-    for (const auto& [name, ranks] : members_) {
-      if (name != r->group) continue;
+    for (const auto& [key, ranks] : members_) {
+      if (key != r->group_key) continue;
       const auto at = std::find(ranks.begin(), ranks.end(), rank);
       if (at == ranks.end() || ranks.size() < 2) continue;
       const int next = std::next(at) == ranks.end() ? ranks.front() : *std::next(at);
@@ -90,14 +90,17 @@ std::vector<int> CallLog::peers_to_check(const std::vector<CallRecord>& mine) co
   return peers;
 }
 
+bool CallLog::desync_published() {
+  if (desync_found()) return true;
+  if (!store || !store->check({desync_key})) return false;
+  std::lock_guard lock(desync_mutex_);
+  desync_ = to_string(store->get(desync_key, check_budget));
+  desync_found_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
 void CallLog::cross_check() {
-  if (desync_found()) return;
-  if (store->check({desync_key})) {  // another rank found one
-    std::lock_guard lock(desync_mutex_);
-    desync_ = to_string(store->get(desync_key, check_budget));
-    desync_found_.store(true, std::memory_order_relaxed);
-    return;
-  }
+  if (desync_published()) return;  // found here or by another rank
   const std::uint64_t version = recorder.version();
   if (version == checked_version_) return;
   checked_version_ = version;

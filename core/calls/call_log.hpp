@@ -35,13 +35,16 @@ struct CallLog {
   // the store at most `budget`; store failures are ignored (the store may be gone with its host).
   void publish(std::chrono::milliseconds budget = std::chrono::milliseconds(1000));
 
-  // Registers a group (its name and members' world ranks): the cross-check compares this rank's
+  // Registers a group (its key and members' world ranks): the cross-check compares this rank's
   // calls with its successor's in each group it calls on.
-  void add_members(const std::string& name, std::vector<int> world_ranks);
+  void add_members(const std::string& key, std::vector<int> world_ranks);
   // Whether the cross-check found calls that diverged, and its DesyncError text: every later
   // call of this rank raises it.
   bool desync_found() const { return desync_found_.load(std::memory_order_relaxed); }
   std::string desync_text() const;
+  // Whether any rank's cross-check found one (asking the store): a timeout that follows it is
+  // explained by it.
+  bool desync_published();
 
   FlightRecorder recorder;
   const std::shared_ptr<Store> store;  // null: no diagnosis through a store, no publisher

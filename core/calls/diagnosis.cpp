@@ -64,11 +64,11 @@ std::vector<std::vector<CallRecord>> statuses(Store& store, const std::vector<in
   return out;
 }
 
-// The record of call `seq` on `group` among a rank's published ones, or null.
+// The record of call `seq` on the group of key `group` among a rank's published ones, or null.
 const CallRecord* find_call(const std::vector<CallRecord>& records, const std::string& group,
                             std::uint64_t seq) {
   for (auto r = records.rbegin(); r != records.rend(); ++r)
-    if (r->group == group && r->seq == seq) return &*r;
+    if (r->group_key == group && r->seq == seq) return &*r;
   return nullptr;
 }
 
@@ -97,10 +97,10 @@ void throw_if_behind_and_desync(const GroupSite& site, const CallRecord& mine,
   const auto history = site.log->recorder.last(site.log->recorder.capacity());
   for (std::size_t i = 0; i < absent.size(); ++i) {
     const auto& theirs = published[i];
-    if (theirs.empty() || theirs.back().group != site.name) continue;
+    if (theirs.empty() || theirs.back().group_key != site.key) continue;
     const CallRecord& late = theirs.back();
     if (late.seq == 0 || late.seq >= mine.seq) continue;
-    const CallRecord* own = find_call(history, site.name, late.seq);
+    const CallRecord* own = find_call(history, site.key, late.seq);
     if (own) throw_if_desync(site, late.seq, {{site.me, *own}, {absent[i], late}}, note);
   }
 }
@@ -150,7 +150,7 @@ std::string describe_absent(const std::vector<int>& ranks, const std::vector<Cal
     return who + " never arrived (" + (one ? "it has" : "they have") + " published no call)";
   // The newest call: named by number when it is on this group, in full when elsewhere.
   const CallRecord& r = records.back();
-  const std::string call = r.group == group && r.seq > 0
+  const std::string call = r.group_key == group && r.seq > 0
                                ? "call #" + std::to_string(r.seq) + " (" + describe(r.call) + ")"
                                : describe(r);
   const std::string is = one ? " is in " : " are in ";
@@ -181,12 +181,16 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
   const auto published = statuses(*log.store, roll.absent, window);
   write_failure_dump(site, waiting, roll.absent, published, window);
   for (std::size_t i = 0; i < roll.absent.size(); ++i)  // an absent rank's own record of the call
-    if (const CallRecord* r = find_call(published[i], site.name, mine.seq))
+    if (const CallRecord* r = find_call(published[i], site.key, mine.seq))
       calls.push_back({roll.absent[i], *r});
   const std::string absent =
-      roll.absent.empty() ? "" : absent_text(roll.absent, published, site.name);
+      roll.absent.empty() ? "" : absent_text(roll.absent, published, site.key);
   throw_if_desync(site, mine.seq, std::move(calls), absent);
   throw_if_behind_and_desync(site, mine, roll.absent, published, absent);
+  try {  // a rank that stopped calling because the cross-check found calls that differ
+    if (log.desync_published()) throw DesyncError(log.desync_text());
+  } catch (const TimeoutError&) {
+  }
   std::string why = roll.absent.empty()
                         ? "every member reached it with the same call (is a device or a peer's "
                           "progress stuck?)"
@@ -223,7 +227,7 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
   std::sort(present.begin(), present.end());
   write_failure_dump(site, present, gone, published, window);
   for (std::size_t i = 0; i < gone.size(); ++i)
-    if (const CallRecord* r = find_call(published[i], site.name, mine.seq))
+    if (const CallRecord* r = find_call(published[i], site.key, mine.seq))
       calls.push_back({gone[i], *r});
   throw_if_desync(site, mine.seq, std::move(calls), "");
   throw_if_behind_and_desync(site, mine, gone, published, "");

@@ -24,7 +24,7 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
 
 // How ranks that did not answer are described ("rank 3 completed call #4 (barrier()) 1.2 s ago
 // and has not called since"), from the first one's published records (newest last; none: it
-// never published). `group` is the failed call's; `now_us` on the wall clock.
+// never published). `group` is the failed call's group key; `now_us` on the wall clock.
 std::string describe_absent(const std::vector<int>& ranks, const std::vector<CallRecord>& records,
                             const std::string& group, std::int64_t now_us);
 

@@ -1,35 +1,31 @@
-// FlightRecorder's ring (one lock, taken twice per call) and the records' byte encoding.
+// FlightRecorder's ring: lock-free writes of atomic words behind a per-slot sequence guard.
 #include "core/calls/flight_recorder.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+#include <type_traits>
 
 #include "core/init/rendezvous.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::core {
 
-std::string_view to_string(CallState state) {
-  switch (state) {
-    case CallState::posted: return "posted";
-    case CallState::completed: return "completed";
-    case CallState::failed: return "failed";
-  }
-  return "unknown";
-}
-
-std::string describe(const CallRecord& r) {
-  std::string text = describe(r.call) + " on " + r.group;
-  if (r.seq > 0) text += " #" + std::to_string(r.seq);
-  return text;
-}
-
-std::int64_t wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+namespace {
+// Word layout of a slot.
+enum : std::size_t {
+  desc0,
+  desc1,
+  desc2,
+  seq_w,
+  ticket_w,
+  chain_w,
+  posted_w,
+  ended_w,
+  group_state_w
+};
+static_assert(sizeof(CallDesc) == 24 && std::is_trivially_copyable_v<CallDesc>,
+              "a CallDesc is three words");
+}  // namespace
 
 FlightRecorder::FlightRecorder(std::size_t capacity) : ring_(capacity) {}
 
@@ -49,128 +45,102 @@ std::size_t FlightRecorder::default_capacity() {
   return static_cast<std::size_t>(n);
 }
 
-std::uint32_t FlightRecorder::add_group(std::string name) {
-  std::lock_guard lock(mutex_);
-  groups_.push_back(std::move(name));
+std::uint32_t FlightRecorder::add_group(std::string name, std::string key) {
+  std::lock_guard lock(groups_mutex_);
+  groups_.emplace_back(std::move(name), std::move(key));
   return static_cast<std::uint32_t>(groups_.size() - 1);
+}
+
+void FlightRecorder::write(Slot& slot, const std::array<std::uint64_t, words>& values) {
+  const std::uint64_t g = slot.guard.load(std::memory_order_relaxed);
+  slot.guard.store(g + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (std::size_t i = 0; i < words; ++i) slot.word[i].store(values[i], std::memory_order_relaxed);
+  slot.guard.store(g + 2, std::memory_order_release);
+}
+
+std::array<std::uint64_t, FlightRecorder::words> FlightRecorder::read(const Slot& slot) const {
+  std::array<std::uint64_t, words> values{};
+  for (;;) {
+    const std::uint64_t before = slot.guard.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < words; ++i)
+      values[i] = slot.word[i].load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (before % 2 == 0 && slot.guard.load(std::memory_order_relaxed) == before) return values;
+  }
 }
 
 std::uint64_t FlightRecorder::post(std::uint32_t group, std::uint64_t seq, const CallDesc& call,
                                    std::uint64_t chain) {
-  const std::int64_t now = wall_clock_us();
-  std::lock_guard lock(mutex_);
-  const std::uint64_t ticket = ++next_ticket_;
-  ++version_;
+  const std::uint64_t ticket = next_ticket_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (ring_.empty()) return ticket;
-  Slot& s = ring_[ticket % ring_.size()];
-  s.call = call;
-  s.seq = seq;
-  s.ticket = ticket;
-  s.chain = chain;
-  s.posted_us = now;
-  s.ended_us = 0;
-  s.group = group;
-  s.state = CallState::posted;
+  std::array<std::uint64_t, words> v{};
+  std::memcpy(&v[desc0], &call, sizeof call);
+  v[seq_w] = seq;
+  v[ticket_w] = ticket;
+  v[chain_w] = chain;
+  v[posted_w] = CallClock::now();
+  v[ended_w] = 0;
+  v[group_state_w] = std::uint64_t{group} << 8 | static_cast<std::uint8_t>(CallState::posted);
+  write(ring_[ticket % ring_.size()], v);
   return ticket;
 }
 
 void FlightRecorder::end(std::uint64_t ticket, CallState state) {
-  const std::int64_t now = wall_clock_us();
-  std::lock_guard lock(mutex_);
-  ++version_;
+  // A change the publisher sees; an increment lost to a race only delays it to the next call.
+  ends_.store(ends_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (ring_.empty()) return;
-  Slot& s = ring_[ticket % ring_.size()];
-  if (s.ticket != ticket) return;
-  s.state = state;
-  s.ended_us = now;
+  Slot& slot = ring_[ticket % ring_.size()];
+  if (slot.word[ticket_w].load(std::memory_order_relaxed) != ticket) return;  // overwritten since
+  // Only the two words that change, behind the guard.
+  const std::uint64_t ended = CallClock::now();
+  const std::uint64_t g = slot.guard.load(std::memory_order_relaxed);
+  slot.guard.store(g + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  const std::uint64_t group_state = slot.word[group_state_w].load(std::memory_order_relaxed);
+  slot.word[ended_w].store(ended, std::memory_order_relaxed);
+  slot.word[group_state_w].store(
+      (group_state & ~std::uint64_t{0xFF}) | static_cast<std::uint8_t>(state),
+      std::memory_order_relaxed);
+  slot.guard.store(g + 2, std::memory_order_release);
 }
 
 void FlightRecorder::retire_numbers(std::uint32_t group) {
-  std::lock_guard lock(mutex_);
-  ++version_;
-  for (Slot& s : ring_)
-    if (s.group == group) s.seq = 0;
+  ends_.fetch_add(1, std::memory_order_relaxed);
+  for (Slot& slot : ring_) {
+    auto v = read(slot);
+    if (v[ticket_w] == 0 || (v[group_state_w] >> 8) != group) continue;
+    v[seq_w] = 0;
+    write(slot, v);
+  }
 }
 
 std::vector<CallRecord> FlightRecorder::last(std::size_t n) const {
-  std::lock_guard lock(mutex_);
   std::vector<CallRecord> out;
   if (ring_.empty()) return out;
-  const std::uint64_t newest = next_ticket_;
+  const std::uint64_t newest = next_ticket_.load(std::memory_order_acquire);
   const std::uint64_t count = std::min<std::uint64_t>({n, ring_.size(), newest});
-  for (std::uint64_t t = newest - count + 1; t <= newest && count > 0; ++t) {
-    const Slot& s = ring_[t % ring_.size()];
-    out.push_back({s.call, s.seq, groups_.at(s.group), s.state, s.posted_us, s.ended_us, s.chain});
+  std::lock_guard lock(groups_mutex_);
+  for (std::uint64_t t = newest - count + 1; count > 0 && t <= newest; ++t) {
+    const auto v = read(ring_[t % ring_.size()]);
+    if (v[ticket_w] != t) continue;  // being written for a newer call, or not yet
+    CallRecord r;
+    std::memcpy(static_cast<void*>(&r.call), &v[desc0], sizeof r.call);
+    r.seq = v[seq_w];
+    const auto& [name, key] = groups_.at(v[group_state_w] >> 8);
+    r.group = name;
+    r.group_key = key;
+    r.state = static_cast<CallState>(v[group_state_w] & 0xFF);
+    r.posted_us = clock_.wall_us(v[posted_w]);
+    r.ended_us = clock_.wall_us(v[ended_w]);
+    r.chain = v[chain_w];
+    out.push_back(std::move(r));
   }
   return out;
 }
 
 std::uint64_t FlightRecorder::version() const {
-  std::lock_guard lock(mutex_);
-  return version_;
-}
-
-namespace {
-// Fixed-width fields in this machine's byte order: the ranks of one job share an architecture.
-struct Fixed {
-  CallDesc call;
-  std::uint64_t seq;
-  std::int64_t posted_us;
-  std::int64_t ended_us;
-  std::uint64_t chain;
-  std::uint32_t group_bytes;
-  CallState state;
-};
-constexpr std::uint32_t max_records = 1u << 20;
-
-[[noreturn]] void corrupt(const std::string& what) {
-  throw InvalidArgument("flight recorder bytes from the store are corrupt: " + what);
-}
-}  // namespace
-
-Bytes encode_records(const std::vector<CallRecord>& records) {
-  Bytes out(sizeof(std::uint32_t));
-  const auto n = static_cast<std::uint32_t>(records.size());
-  std::memcpy(out.data(), &n, sizeof n);
-  for (const CallRecord& r : records) {
-    Fixed f{};
-    f.call = r.call;
-    f.seq = r.seq;
-    f.posted_us = r.posted_us;
-    f.ended_us = r.ended_us;
-    f.chain = r.chain;
-    f.group_bytes = static_cast<std::uint32_t>(r.group.size());
-    f.state = r.state;
-    const std::size_t at = out.size();
-    out.resize(at + sizeof f + r.group.size());
-    std::memcpy(out.data() + at, &f, sizeof f);
-    std::memcpy(out.data() + at + sizeof f, r.group.data(), r.group.size());
-  }
-  return out;
-}
-
-std::vector<CallRecord> decode_records(const Bytes& bytes) {
-  std::uint32_t n = 0;
-  if (bytes.size() < sizeof n) corrupt("shorter than its record count");
-  std::memcpy(&n, bytes.data(), sizeof n);
-  if (n > max_records) corrupt(std::to_string(n) + " records");
-  std::vector<CallRecord> out;
-  std::size_t at = sizeof n;
-  for (std::uint32_t i = 0; i < n; ++i) {
-    Fixed f{};
-    if (bytes.size() - at < sizeof f) corrupt("record " + std::to_string(i) + " is cut short");
-    std::memcpy(&f, bytes.data() + at, sizeof f);
-    at += sizeof f;
-    if (bytes.size() - at < f.group_bytes)
-      corrupt("record " + std::to_string(i) + "'s group is cut short");
-    if (static_cast<int>(f.call.kind) >= call_kind_count || static_cast<int>(f.state) > 2)
-      corrupt("record " + std::to_string(i) + " has an unknown kind or state");
-    out.push_back({f.call, f.seq, std::string(bytes.data() + at, f.group_bytes), f.state,
-                   f.posted_us, f.ended_us, f.chain});
-    at += f.group_bytes;
-  }
-  if (at != bytes.size()) corrupt(std::to_string(bytes.size() - at) + " bytes past the records");
-  return out;
+  return next_ticket_.load(std::memory_order_relaxed) + ends_.load(std::memory_order_relaxed);
 }
 
 }  // namespace dist::core

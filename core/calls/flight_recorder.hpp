@@ -1,15 +1,19 @@
 // The flight recorder: every rank's last calls in a fixed ring (default 1,024; env
-// DIST_FLIGHT_RECORDER_ENTRIES), always on. Each record is a call's description, its group and
-// sequence number, its state and its post and end times; the records travel through the store as
-// bytes (encode_records) when a call fails, and the publisher keeps each rank's latest ones there.
+// DIST_FLIGHT_RECORDER_ENTRIES), always on, at a few nanoseconds a call (no lock, raw ticks). Each
+// record is a call's description, its group and sequence number, its state and its post and end
+// times; the records travel through the store as bytes (encode_records) when a call fails, and the
+// publisher keeps each rank's latest ones there.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/calls/call.hpp"
+#include "core/calls/call_clock.hpp"
 #include "core/store/store.hpp"
 
 namespace dist::core {
@@ -25,6 +29,7 @@ struct CallRecord {
   std::int64_t posted_us = 0;  // system clock, microseconds since the epoch
   std::int64_t ended_us = 0;   // 0 while posted
   std::uint64_t chain = 0;     // the group's calls #1..seq hashed (chain_hash); 0 for p2p
+  std::string group_key;       // the group's identity ("w", "w.2"): names repeat, keys do not
 };
 
 // "all_reduce(op=sum, float32 x 1) on world #5"
@@ -44,7 +49,7 @@ class DIST_API FlightRecorder {
   static std::size_t default_capacity();
 
   // Adds a group's name to the table records point into; returns its index.
-  std::uint32_t add_group(std::string name);
+  std::uint32_t add_group(std::string name, std::string key);
   // Records a call (`chain`: its CallRecord::chain); returns its ticket for end().
   std::uint64_t post(std::uint32_t group, std::uint64_t seq, const CallDesc& call,
                      std::uint64_t chain = 0);
@@ -62,21 +67,24 @@ class DIST_API FlightRecorder {
   std::uint64_t version() const;
 
  private:
+  // A record as atomic words (CallDesc's three, seq, ticket, chain, post and end ticks, group and
+  // state), behind a sequence guard: odd while its writer writes, so a reader on another thread
+  // (the publisher) retries instead of reading half a record. Writers take no lock: two write one
+  // slot at once only when a thread's call is still open after 1,024 others were made meanwhile.
+  static constexpr std::size_t words = 9;
   struct Slot {
-    CallDesc call;
-    std::uint64_t seq = 0;
-    std::uint64_t ticket = 0;
-    std::uint64_t chain = 0;
-    std::int64_t posted_us = 0;
-    std::int64_t ended_us = 0;
-    std::uint32_t group = 0;
-    CallState state = CallState::posted;
+    std::atomic<std::uint64_t> guard{0};
+    std::array<std::atomic<std::uint64_t>, words> word{};
   };
-  mutable std::mutex mutex_;
+  void write(Slot& slot, const std::array<std::uint64_t, words>& values);
+  std::array<std::uint64_t, words> read(const Slot& slot) const;
+
+  CallClock clock_;
   std::vector<Slot> ring_;
-  std::vector<std::string> groups_;
-  std::uint64_t next_ticket_ = 0;
-  std::uint64_t version_ = 0;
+  mutable std::mutex groups_mutex_;
+  std::vector<std::pair<std::string, std::string>> groups_;  // name, key
+  std::atomic<std::uint64_t> next_ticket_{0};
+  std::atomic<std::uint64_t> ends_{0};
 };
 
 }  // namespace dist::core

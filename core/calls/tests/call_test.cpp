@@ -65,7 +65,7 @@ TEST(CallDesc, DesyncMessageListsEveryRanksCall) {
 
 TEST(FlightRecorder, KeepsTheLastCallsInARing) {
   FlightRecorder r(4);
-  const auto world = r.add_group("world");
+  const auto world = r.add_group("world", "w");
   std::vector<std::uint64_t> tickets;
   for (std::uint64_t seq = 1; seq <= 6; ++seq)
     tickets.push_back(r.post(world, seq, make_call(CallKind::barrier)));
@@ -82,7 +82,7 @@ TEST(FlightRecorder, KeepsTheLastCallsInARing) {
   r.retire_numbers(world);
   EXPECT_EQ(r.last(1).front().seq, 0u);
   FlightRecorder off(0);
-  off.post(off.add_group("world"), 1, make_call(CallKind::barrier));
+  off.post(off.add_group("world", "w"), 1, make_call(CallKind::barrier));
   EXPECT_TRUE(off.last(10).empty());
 }
 
@@ -100,15 +100,17 @@ TEST(FlightRecorder, CapacityComesFromTheEnvironment) {
 }
 
 TEST(FlightRecorder, RecordsRoundTripAndCorruptBytesAreRefused) {
-  const std::vector<CallRecord> records{
-      {make_call(CallKind::all_reduce, DType::float32, 4), 2, "world", CallState::completed, 10,
-       20},
-      {make_call(CallKind::recv, DType::int64, 1, 3), 0, "group {0, 3}", CallState::posted, 30, 0}};
+  const std::vector<CallRecord> records{{make_call(CallKind::all_reduce, DType::float32, 4), 2,
+                                         "world", CallState::completed, 10, 20, 7, "w"},
+                                        {make_call(CallKind::recv, DType::int64, 1, 3), 0,
+                                         "group {0, 3}", CallState::posted, 30, 0, 0, "w.1"}};
   const Bytes bytes = encode_records(records);
   const auto back = decode_records(bytes);
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(describe(back[0]), "all_reduce(op=sum, float32 x 4) on world #2");
   EXPECT_EQ(back[1].group, "group {0, 3}");
+  EXPECT_EQ(back[1].group_key, "w.1");
+  EXPECT_EQ(back[0].chain, 7u);
   EXPECT_EQ(back[1].posted_us, 30);
   for (std::size_t cut : {std::size_t{0}, std::size_t{3}, bytes.size() - 1}) {
     const Bytes short_bytes(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
@@ -124,21 +126,22 @@ TEST(FlightRecorder, RecordsRoundTripAndCorruptBytesAreRefused) {
 
 TEST(Diagnosis, DescribesAnAbsentRankFromWhatItPublished) {
   const std::int64_t now = 10'000'000;
-  EXPECT_EQ(describe_absent({3}, {}, "world", now),
-            "rank 3 never arrived (it has published no call)");
-  const CallRecord done{make_call(CallKind::barrier), 4, "world",
-                        CallState::completed,         0, now - 12'300'000};
-  EXPECT_EQ(describe_absent({3}, {done}, "world", now),
+  EXPECT_EQ(describe_absent({3}, {}, "w", now), "rank 3 never arrived (it has published no call)");
+  const CallRecord done{
+      make_call(CallKind::barrier), 4, "world", CallState::completed, 0, now - 12'300'000, 0, "w"};
+  EXPECT_EQ(describe_absent({3}, {done}, "w", now),
             "rank 3 completed call #4 (barrier()) 12.3 s ago and has not called since");
-  EXPECT_EQ(describe_absent({4, 5, 6}, {done}, "world", now),
+  EXPECT_EQ(describe_absent({4, 5, 6}, {done}, "w", now),
             "ranks 4-6 completed call #4 (barrier()) 12.3 s ago and have not called since");
   const CallRecord elsewhere{make_call(CallKind::all_reduce, DType::int32, 1),
                              1,
                              "group {0, 1}",
                              CallState::posted,
                              now - 500'000,
-                             0};
-  EXPECT_EQ(describe_absent({1}, {done, elsewhere}, "world", now),
+                             0,
+                             0,
+                             "w.1"};
+  EXPECT_EQ(describe_absent({1}, {done, elsewhere}, "w", now),
             "rank 1 is in all_reduce(op=sum, int32 x 1) on group {0, 1} #1 since 0.5 s");
 }
 

@@ -24,7 +24,7 @@ std::vector<CallRecord> calls_of(const std::vector<CallDesc>& calls,
   std::uint64_t chain = 0;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     chain = chain_hash(chain, calls[i]);
-    out.push_back({calls[i], i + 1, group, CallState::completed, 0, 0, chain});
+    out.push_back({calls[i], i + 1, group, CallState::completed, 0, 0, chain, group});
   }
   return out;
 }
