@@ -53,10 +53,15 @@ class CallLayer final : public BackendImpl {
   ~CallLayer() override { site_->log->publish(std::chrono::milliseconds(250)); }
 
   BackendImpl& inner() { return *inner_; }
+  // A new key too: a status published before the restart must not read as the new calls.
   void restart_numbering() {
     seq_ = 0;
     chain_ = 0;
-    site_->log->recorder.retire_numbers(site_->id);
+    auto site = std::make_shared<GroupSite>(*site_);
+    site->key += "'";
+    site->log->recorder.retire_numbers(site->id, site->key);
+    site->log->add_members(site->key, site->world_ranks);
+    site_ = std::move(site);
   }
 
   dist::Backend kind() const override { return inner_->kind(); }

@@ -206,8 +206,11 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
 void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed) {
   CallLog& log = *site.log;
   if (!log.store || !contains(site.world_ranks, failed) || failed == site.me) return;
+  if (failed == log.store->host_rank()) return;  // the store went with it: nothing to compare
   log.publish();
-  const auto window = roll_call_window(log.timeout);
+  // Survivors learn of a loss within moments of each other: a short window keeps a cascade of
+  // losses from adding a full window each.
+  const auto window = std::min(roll_call_window(log.timeout), std::chrono::milliseconds(500));
   share_recorder(site, window);
   std::vector<int> survivors;
   for (const int r : site.world_ranks)

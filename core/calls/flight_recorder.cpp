@@ -105,8 +105,12 @@ void FlightRecorder::end(std::uint64_t ticket, CallState state) {
   slot.guard.store(g + 2, std::memory_order_release);
 }
 
-void FlightRecorder::retire_numbers(std::uint32_t group) {
+void FlightRecorder::retire_numbers(std::uint32_t group, const std::string& key) {
   ends_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(groups_mutex_);
+    groups_.at(group).second = key;
+  }
   for (Slot& slot : ring_) {
     auto v = read(slot);
     if (v[ticket_w] == 0 || (v[group_state_w] >> 8) != group) continue;

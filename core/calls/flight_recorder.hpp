@@ -58,7 +58,8 @@ class DIST_API FlightRecorder {
 
   // Unnumbers the group's records so far (seq 0): its numbering starts again (init_dist's own
   // calls are not the user's #1 and #2).
-  void retire_numbers(std::uint32_t group);
+  // `key` is the group's key from now on.
+  void retire_numbers(std::uint32_t group, const std::string& key);
 
   // The last `n` records, oldest first.
   std::vector<CallRecord> last(std::size_t n) const;

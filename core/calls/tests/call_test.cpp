@@ -79,8 +79,9 @@ TEST(FlightRecorder, KeepsTheLastCallsInARing) {
   EXPECT_GE(last.back().ended_us, last.back().posted_us);
   EXPECT_EQ(last[2].state, CallState::posted);
   EXPECT_EQ(describe(last.back()), "barrier() on world #6");
-  r.retire_numbers(world);
+  r.retire_numbers(world, "w'");
   EXPECT_EQ(r.last(1).front().seq, 0u);
+  EXPECT_EQ(r.last(1).front().group_key, "w'");
   FlightRecorder off(0);
   off.post(off.add_group("world", "w"), 1, make_call(CallKind::barrier));
   EXPECT_TRUE(off.last(10).empty());
