@@ -23,11 +23,10 @@ double CallClock::ticks_per_ns() const {
   return rate > 0 ? rate : 1.0;
 }
 
-std::int64_t CallClock::wall_us(std::uint64_t ticks) const {
+std::int64_t CallClock::Reading::wall_us(std::uint64_t ticks) const {
   if (ticks == 0) return 0;
-  const double ns =
-      (static_cast<double>(ticks) - static_cast<double>(base_ticks_)) / ticks_per_ns();
-  return base_wall_us_ + static_cast<std::int64_t>(ns / 1000.0);
+  const double ns = (static_cast<double>(ticks) - static_cast<double>(clock_.base_ticks_)) / rate_;
+  return clock_.base_wall_us_ + static_cast<std::int64_t>(ns / 1000.0);
 }
 
 }  // namespace dist::core

@@ -23,8 +23,19 @@ class CallClock {
     return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 #endif
   }
-  // The wall clock (microseconds since the epoch) at `ticks` (0 stays 0: not yet).
-  std::int64_t wall_us(std::uint64_t ticks) const;
+  // Converts ticks to the wall clock (microseconds since the epoch; 0 stays 0: not yet) at one
+  // tick rate, so the times of one reading keep their order while the rate is still measured.
+  class Reading {
+   public:
+    std::int64_t wall_us(std::uint64_t ticks) const;
+
+   private:
+    friend class CallClock;
+    Reading(const CallClock& clock, double ticks_per_ns) : clock_(clock), rate_(ticks_per_ns) {}
+    const CallClock& clock_;
+    double rate_;
+  };
+  Reading reading() const { return Reading(*this, ticks_per_ns()); }
 
  private:
   double ticks_per_ns() const;

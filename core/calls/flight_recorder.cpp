@@ -125,6 +125,7 @@ std::vector<CallRecord> FlightRecorder::last(std::size_t n) const {
   const std::uint64_t newest = next_ticket_.load(std::memory_order_acquire);
   const std::uint64_t count = std::min<std::uint64_t>({n, ring_.size(), newest});
   std::lock_guard lock(groups_mutex_);
+  const auto clock = clock_.reading();
   for (std::uint64_t t = newest - count + 1; count > 0 && t <= newest; ++t) {
     const auto v = read(ring_[t % ring_.size()]);
     if (v[ticket_w] != t) continue;  // being written for a newer call, or not yet
@@ -135,8 +136,8 @@ std::vector<CallRecord> FlightRecorder::last(std::size_t n) const {
     r.group = name;
     r.group_key = key;
     r.state = static_cast<CallState>(v[group_state_w] & 0xFF);
-    r.posted_us = clock_.wall_us(v[posted_w]);
-    r.ended_us = clock_.wall_us(v[ended_w]);
+    r.posted_us = clock.wall_us(v[posted_w]);
+    r.ended_us = clock.wall_us(v[ended_w]);
     r.chain = v[chain_w];
     out.push_back(std::move(r));
   }
