@@ -58,13 +58,13 @@ void set_process_context(std::shared_ptr<Context> context) {
   process_context = std::move(context);
 }
 
-void destroy_process_context() {
+std::shared_ptr<Context> destroy_process_context() {
   std::shared_ptr<Context> old;
   {
     std::lock_guard lock(process_mutex);
     old = std::exchange(process_context, nullptr);
   }
-  if (!old) return;
+  if (!old) return old;
   std::vector<std::shared_ptr<detail::GroupState>> groups;
   {
     std::lock_guard lock(old->groups_mutex);
@@ -75,6 +75,7 @@ void destroy_process_context() {
     g->destroyed = true;
     g->backend.reset();
   }
+  return old;
 }
 
 std::mt19937_64& random_engine() {

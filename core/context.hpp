@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/backend_impl.hpp"
+#include "core/work_ledger.hpp"
 #include "dist/api.hpp"
 
 namespace dist::detail {
@@ -43,6 +44,10 @@ struct Context {
   // their backends while a user still holds a Group.
   mutable std::mutex groups_mutex;
   mutable std::vector<std::weak_ptr<detail::GroupState>> groups;
+  // The Works handed to the user and not yet waited (work_ledger.hpp), and whether an isend's
+  // buffer is checksummed at the call and at its wait.
+  std::shared_ptr<WorkLedger> works = std::make_shared<WorkLedger>();
+  bool check_send_buffers = false;
 };
 
 // The calling rank's random stream; without a context, a per-thread stream seeded from the OS.
@@ -84,8 +89,8 @@ DIST_API void set_process_context(std::shared_ptr<Context> context);
 
 // Removes the process-wide context and closes every group made for it, newest first: each is marked
 // destroyed and lets go of its backend, so the connections and the store's port close even while
-// the user still holds Group handles (destroy_dist).
-DIST_API void destroy_process_context();
+// the user still holds Group handles (destroy_dist). Returns the context it removed (null: none).
+DIST_API std::shared_ptr<Context> destroy_process_context();
 
 // Makes the GroupState of a group the caller belongs to (or not, with a null backend).
 DIST_API std::shared_ptr<detail::GroupState> make_group_state(const Context& owner,

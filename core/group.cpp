@@ -5,6 +5,7 @@
 #include "core/context.hpp"
 #include "core/validate.hpp"
 #include "dist/api.hpp"
+#include "dist/detail/erased.hpp"
 #include "dist/errors.hpp"
 
 namespace dist {
@@ -97,13 +98,17 @@ std::optional<Group> get_local_group() {
   return Group(ctx->local);
 }
 
-Work barrier_async(const Group& group) {
+namespace {
+Work barrier_work(const Group& group) {
   const auto t = core::resolve_group(group, "barrier");
   if (t.size == 1) return {};
   return t.backend->barrier();
 }
+}  // namespace
 
-void barrier(const Group& group) { barrier_async(group).wait(); }
+Work barrier_async(const Group& group) { return detail::issued(barrier_work(group)); }
+
+void barrier(const Group& group) { barrier_work(group).wait(); }
 
 Group new_group(std::vector<int> ranks) {
   core::Context* ctx = core::current_context();

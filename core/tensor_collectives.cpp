@@ -40,14 +40,14 @@ void all_reduce(Tensor& data, OpArg op, const Group& group) {
   all_reduce_async(data, std::move(op), group).wait();
 }
 Work all_reduce_async(Tensor& data, OpArg op, const Group& group) {
-  return detail::all_reduce(detail::buffer_of(data), op, group);
+  return detail::issued(detail::all_reduce(detail::buffer_of(data), op, group));
 }
 
 void broadcast(Tensor& data, int src, const Group& group) {
   broadcast_async(data, src, group).wait();
 }
 Work broadcast_async(Tensor& data, int src, const Group& group) {
-  return detail::broadcast(detail::buffer_of(data), src, group);
+  return detail::issued(detail::broadcast(detail::buffer_of(data), src, group));
 }
 
 void reduce(Tensor& data, int dst, OpArg op, const Group& group) {
@@ -103,16 +103,17 @@ Tensor all_to_all(const Tensor& input, const Group& group) {
 }
 
 void send(const Tensor& data, int dst, int tag, const Group& group) {
-  isend(data, dst, tag, group).wait();
+  detail::send(detail::buffer_of(data), dst, tag, group).wait();
 }
 void recv(Tensor& data, int src, int tag, const Group& group) {
-  irecv(data, src, tag, group).wait();
+  detail::recv(detail::buffer_of(data), src, tag, group).wait();
 }
 Work isend(const Tensor& data, int dst, int tag, const Group& group) {
-  return detail::send(detail::buffer_of(data), dst, tag, group);
+  return detail::issued_send(detail::send(detail::buffer_of(data), dst, tag, group),
+                             detail::buffer_of(data));
 }
 Work irecv(Tensor& data, int src, int tag, const Group& group) {
-  return detail::recv(detail::buffer_of(data), src, tag, group);
+  return detail::issued(detail::recv(detail::buffer_of(data), src, tag, group));
 }
 
 }  // namespace dist

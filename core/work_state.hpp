@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "core/calls/call.hpp"
 #include "dist/api.hpp"
@@ -12,6 +13,7 @@
 
 namespace dist::core {
 struct GroupSite;
+class WorkLedger;
 }  // namespace dist::core
 
 namespace dist::detail {
@@ -33,6 +35,21 @@ class WorkState {
     core::CallDesc call;
   };
   Recorded recorded;
+
+  // Set by detail::issued on a Work handed to the user by an *_async call, isend or irecv
+  // (core/work_ledger.hpp): its place in the rank's ledger of Works not yet waited, and an
+  // isend's buffer checksum.
+  struct Issued {
+    std::weak_ptr<core::WorkLedger> ledger;
+    std::uint64_t ticket = 0;         // 0: not in a ledger (never issued, or waited)
+    const void* send_data = nullptr;  // null: no checksum taken
+    std::size_t send_bytes = 0;
+    std::uint64_t send_sum = 0;
+  };
+  Issued issued;
+
+  // The call, as errors name it, for a state the call layer did not record ("" when unknown).
+  virtual std::string describe() const { return {}; }
 };
 
 }  // namespace dist::detail

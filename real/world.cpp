@@ -38,6 +38,7 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   context->rank = spec.rank;
   context->world_size = spec.world_size;
   context->timeout = spec.timeout;
+  context->check_send_buffers = core::call_checks_enabled();  // DIST_DEBUG=detail
   context->rng.seed(std::random_device{}());
   std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
   for (int r = 0; r < spec.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;

@@ -98,6 +98,7 @@ std::unique_ptr<core::Context> make_context(World& world, int rank) {
   ctx->rank = rank;
   ctx->world_size = c.world_size();
   ctx->timeout = c.timeout;
+  ctx->check_send_buffers = c.check_send_buffers;
   std::seed_seq seeds{static_cast<std::uint32_t>(c.seed), static_cast<std::uint32_t>(c.seed >> 32),
                       static_cast<std::uint32_t>(rank)};
   ctx->rng.seed(seeds);
@@ -157,9 +158,11 @@ void* rank_main(void* arg) {
     try {
       task->world->enter(rank);
       (*task->body)(rank);
+      core::check_all_waited(*task->context->works, "rank " + std::to_string(rank) + " returned");
     } catch (...) {
       task->outcome.error = std::current_exception();
     }
+    task->context->works->take();  // a failed rank's Works are let go on its own thread
   }
   try {
     task->outcome.message = task->outcome.error ? describe_error(task->outcome.error) : "ok";

@@ -18,6 +18,9 @@ class SimWork final : public dist::detail::WorkState {
   }
   void wait() override { world_.wait(rank_, op_); }
   bool is_completed() override { return world_.test(rank_, op_); }
+  std::string describe() const override {
+    return op_->describe(static_cast<std::size_t>(op_->index_of(rank_)));
+  }
 
  private:
   World& world_;

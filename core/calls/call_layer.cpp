@@ -44,6 +44,24 @@ namespace {
   rethrow_at(describe(mine));
 }
 
+// An operation that completed inside the call (gloo's collectives do): its Work still names the
+// call, for a Work the user never waits (core/work_ledger.hpp).
+class FinishedCall final : public detail::WorkState {
+ public:
+  FinishedCall(std::shared_ptr<const GroupSite> site, std::uint64_t seq, const CallDesc& call)
+      : site_(std::move(site)), seq_(seq), call_(call) {}
+  void wait() override {}
+  bool is_completed() override { return true; }
+  std::string describe() const override {
+    return core::describe(CallRecord{call_, seq_, site_->name, CallState::completed, 0, 0, 0, {}});
+  }
+
+ private:
+  std::shared_ptr<const GroupSite> site_;
+  std::uint64_t seq_;
+  CallDesc call_;
+};
+
 class CallLayer final : public BackendImpl {
  public:
   CallLayer(std::shared_ptr<BackendImpl> inner, std::shared_ptr<const GroupSite> site)
@@ -150,7 +168,7 @@ Work CallLayer::call(const CallDesc& d, Issue&& issue) {
   }
   if (!work.state()) {
     recorder.end(ticket, CallState::completed);
-    return work;
+    return Work(std::make_shared<FinishedCall>(site_, seq, d));
   }
   auto& recorded = work.state()->recorded;  // Work::wait ends the record (wait_recorded)
   recorded.site = site_;

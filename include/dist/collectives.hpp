@@ -48,7 +48,7 @@ void all_reduce(std::vector<T>& data, OpArg op = ReduceOp::sum, const Group& gro
 DIST_API void all_reduce(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
 template <Element T>
 Work all_reduce_async(std::span<T> data, OpArg op = ReduceOp::sum, const Group& group = {}) {
-  return detail::all_reduce(detail::buffer_of(data), op, group);
+  return detail::issued(detail::all_reduce(detail::buffer_of(data), op, group));
 }
 DIST_API Work all_reduce_async(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
 
@@ -62,7 +62,7 @@ template <Element T> void broadcast(std::vector<T>& data, int src = 0, const Gro
 DIST_API void broadcast(Tensor& data, int src = 0, const Group& group = {});
 template <Element T>
 Work broadcast_async(std::span<T> data, int src = 0, const Group& group = {}) {
-  return detail::broadcast(detail::buffer_of(data), src, group);
+  return detail::issued(detail::broadcast(detail::buffer_of(data), src, group));
 }
 DIST_API Work broadcast_async(Tensor& data, int src = 0, const Group& group = {});
 
@@ -80,7 +80,7 @@ DIST_API void reduce(Tensor& data, int dst = 0, OpArg op = ReduceOp::sum, const 
 template <Element T>
 Work reduce_async(std::span<T> data, int dst = 0, OpArg op = ReduceOp::sum,
                   const Group& group = {}) {
-  return detail::reduce(detail::buffer_of(data), dst, op, group);
+  return detail::issued(detail::reduce(detail::buffer_of(data), dst, op, group));
 }
 
 // all_gather: every rank gets every rank's data, in group-rank order (same count on all ranks).
@@ -101,7 +101,8 @@ DIST_API std::vector<Tensor> all_gather(const Tensor& data, const Group& group =
 // Into `output` of group-size × input.size() elements.
 template <Element T, Element U>
 Work all_gather_async(std::span<U> output, std::span<T> input, const Group& group = {}) {
-  return detail::all_gather(detail::buffer_of(input), detail::buffer_of(output), group);
+  return detail::issued(
+      detail::all_gather(detail::buffer_of(input), detail::buffer_of(output), group));
 }
 
 // gather: dst gets every rank's data in group-rank order; the other ranks get an empty list.
@@ -126,7 +127,8 @@ DIST_API std::vector<Tensor> gather(const Tensor& data, int dst = 0, const Group
 // On dst, `output` holds group-size × input.size() elements; elsewhere it is ignored.
 template <Element T, Element U>
 Work gather_async(std::span<U> output, std::span<T> input, int dst = 0, const Group& group = {}) {
-  return detail::gather(detail::buffer_of(input), detail::buffer_of(output), dst, group);
+  return detail::issued(
+      detail::gather(detail::buffer_of(input), detail::buffer_of(output), dst, group));
 }
 
 // scatter: rank r's output becomes chunk r of src's input (group-size × output.size() elements
@@ -152,7 +154,8 @@ DIST_API void scatter(Tensor& output, const std::vector<Tensor>& chunks, int src
                       const Group& group = {});
 template <Element T, Element U>
 Work scatter_async(std::span<T> output, std::span<U> input, int src = 0, const Group& group = {}) {
-  return detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group);
+  return detail::issued(
+      detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group));
 }
 
 // reduce_scatter: input holds group-size × n elements; rank r gets the reduction of chunk r.
@@ -175,7 +178,8 @@ DIST_API Tensor reduce_scatter(const Tensor& input, OpArg op = ReduceOp::sum,
 template <Element T, Element U>
 Work reduce_scatter_async(std::span<T> output, std::span<U> input, OpArg op = ReduceOp::sum,
                           const Group& group = {}) {
-  return detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group);
+  return detail::issued(
+      detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group));
 }
 
 // all_to_all: input and output hold group-size × n elements; output chunk j on rank r is input
@@ -193,7 +197,8 @@ std::vector<T> all_to_all(const std::vector<T>& input, const Group& group = {}) 
 DIST_API Tensor all_to_all(const Tensor& input, const Group& group = {});
 template <Element T, Element U>
 Work all_to_all_async(std::span<T> output, std::span<U> input, const Group& group = {}) {
-  return detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group);
+  return detail::issued(
+      detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group));
 }
 
 }  // namespace dist

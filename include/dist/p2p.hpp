@@ -15,16 +15,17 @@
 namespace dist {
 
 template <Element T> Work isend(std::span<T> data, int dst, int tag = 0, const Group& group = {}) {
-  return detail::send(detail::buffer_of(data), dst, tag, group);
+  return detail::issued_send(detail::send(detail::buffer_of(data), dst, tag, group),
+                             detail::buffer_of(data));
 }
 template <Element T> Work irecv(std::span<T> data, int src, int tag = 0, const Group& group = {}) {
-  return detail::recv(detail::buffer_of(data), src, tag, group);
+  return detail::issued(detail::recv(detail::buffer_of(data), src, tag, group));
 }
 template <Element T> void send(std::span<T> data, int dst, int tag = 0, const Group& group = {}) {
-  isend(data, dst, tag, group).wait();
+  detail::send(detail::buffer_of(data), dst, tag, group).wait();
 }
 template <Element T> void recv(std::span<T> data, int src, int tag = 0, const Group& group = {}) {
-  irecv(data, src, tag, group).wait();
+  detail::recv(detail::buffer_of(data), src, tag, group).wait();
 }
 template <Element T>
 void send(const std::vector<T>& data, int dst, int tag = 0, const Group& group = {}) {

@@ -65,6 +65,9 @@ struct Cluster {
   std::string trace{};
   // Stack size of each rank thread in bytes; 0 keeps the system default.
   std::size_t stack_size = 0;
+  // Whether an isend's buffer is checksummed at the call and at its wait, so a buffer changed
+  // before wait() returns is an InvalidArgument naming the call (costs two reads of the buffer).
+  bool check_send_buffers = true;
 
   // The largest world run() accepts (one thread per rank); a larger one, or a shape whose
   // product overflows int, is InvalidArgument before anything is allocated.

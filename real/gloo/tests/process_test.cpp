@@ -76,6 +76,35 @@ TEST(GlooProcesses, EnvInitMethod) {
   }, 60s), expected_text(n));
 }
 
+// The process-wide context's ledger: destroy_dist names a Work never waited, once the world is
+// closed (the process is then no longer distributed).
+TEST(GlooProcesses, DestroyDistNamesAWorkNeverWaited) {
+  const std::string url = "tcp://127.0.0.1:" + std::to_string(test_support::free_port());
+  const auto results = run_processes(
+      2,
+      [&](int rank) {
+    dist::init_process_group(dist::Backend::gloo, url, rank, 2, 20s);
+    std::vector<std::int64_t> v{rank};
+    auto work = dist::all_reduce_async(std::span<std::int64_t>(v));
+    dist::barrier();
+    try {
+      dist::destroy_dist();
+    } catch (const dist::InvalidArgument& e) {
+      return std::string(dist::is_distributed() ? "still distributed: " : "closed: ") + e.what();
+    }
+    return std::string("no error");
+      },
+      60s);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results)
+    EXPECT_EQ(r.report,
+              "ok: closed: destroy_dist() was called with 1 Work never waited: all_reduce(op=sum, "
+              "int64 x 1) on world #1. Call wait() on every Work (or see is_completed() return "
+              "true) first: until then the operation may still read or write its buffers, and its "
+              "error is lost")
+        << "rank " << r.rank;
+}
+
 TEST(GlooProcesses, FileInitMethodRemovesItsFile) {
   const int n = 2;
   char pattern[] = "/tmp/dist_file_init_XXXXXX";

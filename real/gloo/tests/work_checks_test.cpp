@@ -1,0 +1,60 @@
+// The Work misuse checks of sim on gloo (core/work_ledger.hpp): a Work never waited when its rank
+// calls destroy_dist, and, under DIST_DEBUG=detail only, an isend buffer changed before its wait.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <span>
+
+#include "real/gloo/tests/gloo_test_util.hpp"
+#include "testing/misused_work.hpp"
+#include "testing/processes.hpp"
+
+namespace {
+
+using namespace gloo_test;
+using ::testing::HasSubstr;
+
+std::string message_of(const std::exception_ptr& e) {
+  if (!e) return "no error";
+  try {
+    std::rethrow_exception(e);
+  } catch (const dist::InvalidArgument& x) {
+    return std::string("InvalidArgument: ") + x.what();
+  } catch (const std::exception& x) {
+    return std::string("other: ") + x.what();
+  }
+}
+
+TEST(GlooWorkChecks, DestroyDistBeforeAWaitNamesTheCall) {
+  const auto errors = dist::real::run_thread_world(dist::Backend::gloo, 2, 20s, [](int rank) {
+    std::vector<float> v(3, 1.0F);
+    auto work = dist::all_reduce_async(std::span<float>(v));
+    dist::barrier();
+    if (rank == 0) work.wait();
+    dist::destroy_dist();
+  });
+  EXPECT_EQ(message_of(errors[0]), "no error");
+  EXPECT_THAT(message_of(errors[1]),
+              HasSubstr("InvalidArgument: destroy_dist() was called with 1 Work never waited: "
+                        "all_reduce(op=sum, float32 x 3) on world #1"));
+}
+
+TEST(GlooWorkChecks, AChangedSendBufferIsNamedUnderDistDebugDetail) {
+  const test_support::ScopedEnv detail("DIST_DEBUG", "detail");
+  const auto errors = dist::real::run_thread_world(
+      dist::Backend::gloo, 2, 20s, [](int) { test_support::change_isend_buffer_before_wait(); });
+  EXPECT_THAT(message_of(errors[0]),
+              HasSubstr("InvalidArgument: send(dst=1, tag=0, int32 x 4) on world: its buffer "
+                        "changed between the isend and the end of its wait()"));
+  EXPECT_EQ(message_of(errors[1]), "no error");
+}
+
+TEST(GlooWorkChecks, AChangedSendBufferIsNotCheckedWithoutDistDebug) {
+  const test_support::ScopedEnv off("DIST_DEBUG", std::nullopt);
+  const auto errors = dist::real::run_thread_world(
+      dist::Backend::gloo, 2, 20s, [](int) { test_support::change_isend_buffer_before_wait(); });
+  EXPECT_EQ(message_of(errors[0]), "no error");
+  EXPECT_EQ(message_of(errors[1]), "no error");
+}
+
+}  // namespace
