@@ -32,4 +32,9 @@ std::string ranks_phrase(std::span<const int> ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + out;
 }
 
+Absentees name_absentees(int peer) {
+  if (peer < 0) return {{}, "a peer did not take part"};
+  return {{peer}, ranks_phrase(std::vector<int>{peer}) + " did not take part"};
+}
+
 }  // namespace dist::core

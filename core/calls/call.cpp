@@ -22,8 +22,6 @@ std::string_view to_string(CallKind kind) {
   return "unknown";
 }
 
-bool is_p2p(CallKind k) { return k == CallKind::send || k == CallKind::recv; }
-
 namespace {
 bool has_op(CallKind k) {
   return k == CallKind::all_reduce || k == CallKind::reduce || k == CallKind::reduce_scatter;
@@ -79,17 +77,6 @@ std::string_view differing_field(const CallDesc& a, const CallDesc& b) {
   if (a.kind == CallKind::split && a.lists != b.lists) return "ranks";
   if (a.kind == CallKind::all_gather_v && a.lists != b.lists) return "counts";
   return {};
-}
-
-std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& c) {
-  std::uint64_t h = chain ^ 0x9e3779b97f4a7c15ULL;  // FNV-1a over the fields the ranks agree on
-  for (const std::uint64_t v :
-       {std::uint64_t{static_cast<std::uint8_t>(c.kind)},
-        std::uint64_t{static_cast<std::uint8_t>(c.dtype)},
-        std::uint64_t{static_cast<std::uint8_t>(c.op)}, static_cast<std::uint64_t>(c.root), c.count,
-        std::uint64_t{c.lists}})
-    h = (h ^ v) * 0x100000001b3ULL;
-  return h;
 }
 
 std::uint32_t hash_list(std::span<const std::uint64_t> values) {

@@ -33,7 +33,7 @@ enum class CallKind : std::uint8_t {
 inline constexpr int call_kind_count = 13;
 // "all_reduce", ...; split reads "new_group".
 DIST_API std::string_view to_string(CallKind kind);
-DIST_API bool is_p2p(CallKind kind);
+inline bool is_p2p(CallKind k) { return k == CallKind::send || k == CallKind::recv; }
 
 // One rank's side of a call, trivially copyable (sent as raw bytes, kept in the flight recorder).
 // `root` is the root of a rooted collective (group rank), a p2p call's peer; `count` the element
@@ -69,8 +69,18 @@ DIST_API std::string describe(const CallDesc& call, std::span<const int> split_r
 // "ranks", "counts"), or empty when they agree. A send and a recv agree on dtype and count.
 DIST_API std::string_view differing_field(const CallDesc& a, const CallDesc& b);
 // The hash chain of a group's collectives: `chain` (of calls #1..n-1) extended by call #n. Ranks
-// whose chains differ at the same number made different calls at or before it.
-DIST_API std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& call);
+// whose chains differ at the same number made different calls at or before it. Inline, three
+// multiplications: it runs on every collective of every real backend.
+inline std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& c) {
+  constexpr std::uint64_t prime = 0x100000001b3ULL;  // FNV-1a's, over three words of the fields
+  const std::uint64_t head = std::uint64_t{static_cast<std::uint8_t>(c.kind)} |
+                             std::uint64_t{static_cast<std::uint8_t>(c.dtype)} << 8 |
+                             std::uint64_t{static_cast<std::uint8_t>(c.op)} << 16 |
+                             std::uint64_t{static_cast<std::uint32_t>(c.root)} << 32;
+  std::uint64_t h = (chain ^ 0x9e3779b97f4a7c15ULL ^ head) * prime;
+  h = (h ^ c.count) * prime;
+  return (h ^ c.lists) * prime;
+}
 // A hash of a list, for CallDesc::lists (never 0).
 DIST_API std::uint32_t hash_list(std::span<const std::uint64_t> values);
 

@@ -2,6 +2,7 @@
 #include "core/calls/flight_recorder.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <type_traits>
 
@@ -27,7 +28,8 @@ static_assert(sizeof(CallDesc) == 24 && std::is_trivially_copyable_v<CallDesc>,
               "a CallDesc is three words");
 }  // namespace
 
-FlightRecorder::FlightRecorder(std::size_t capacity) : ring_(capacity) {}
+FlightRecorder::FlightRecorder(std::size_t capacity)
+    : ring_(capacity ? std::bit_ceil(capacity) : 0), mask_(ring_.empty() ? 0 : ring_.size() - 1) {}
 
 std::size_t FlightRecorder::default_capacity() {
   const auto value = get_env("DIST_FLIGHT_RECORDER_ENTRIES");
@@ -82,7 +84,7 @@ std::uint64_t FlightRecorder::post(std::uint32_t group, std::uint64_t seq, const
   v[posted_w] = CallClock::now();
   v[ended_w] = 0;
   v[group_state_w] = std::uint64_t{group} << 8 | static_cast<std::uint8_t>(CallState::posted);
-  write(ring_[ticket % ring_.size()], v);
+  write(ring_[ticket & mask_], v);
   return ticket;
 }
 
@@ -90,7 +92,7 @@ void FlightRecorder::end(std::uint64_t ticket, CallState state) {
   // A change the publisher sees; an increment lost to a race only delays it to the next call.
   ends_.store(ends_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (ring_.empty()) return;
-  Slot& slot = ring_[ticket % ring_.size()];
+  Slot& slot = ring_[ticket & mask_];
   if (slot.word[ticket_w].load(std::memory_order_relaxed) != ticket) return;  // overwritten since
   // Only the two words that change, behind the guard.
   const std::uint64_t ended = CallClock::now();
@@ -127,7 +129,7 @@ std::vector<CallRecord> FlightRecorder::last(std::size_t n) const {
   std::lock_guard lock(groups_mutex_);
   const auto clock = clock_.reading();
   for (std::uint64_t t = newest - count + 1; count > 0 && t <= newest; ++t) {
-    const auto v = read(ring_[t % ring_.size()]);
+    const auto v = read(ring_[t & mask_]);
     if (v[ticket_w] != t) continue;  // being written for a newer call, or not yet
     CallRecord r;
     std::memcpy(static_cast<void*>(&r.call), &v[desc0], sizeof r.call);

@@ -43,7 +43,7 @@ DIST_API std::int64_t wall_clock_us();
 
 class DIST_API FlightRecorder {
  public:
-  // `capacity` 0: nothing is recorded.
+  // `capacity` 0: nothing is recorded; else rounded up to a power of two (a slot is a mask away).
   explicit FlightRecorder(std::size_t capacity);
   // DIST_FLIGHT_RECORDER_ENTRIES, else 1,024 (InvalidArgument when it is not a number).
   static std::size_t default_capacity();
@@ -82,6 +82,7 @@ class DIST_API FlightRecorder {
 
   CallClock clock_;
   std::vector<Slot> ring_;
+  std::uint64_t mask_;  // ring_.size() - 1
   mutable std::mutex groups_mutex_;
   std::vector<std::pair<std::string, std::string>> groups_;  // name, key
   std::atomic<std::uint64_t> next_ticket_{0};

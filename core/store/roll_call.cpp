@@ -25,28 +25,6 @@ std::string roll_call_answer_key(const std::string& key, int rank) {
   return "roll/" + key + "/" + std::to_string(rank);
 }
 
-Absentees name_absentees(Store* store, const std::string& key, const std::vector<int>& members,
-                         int me, std::chrono::milliseconds timeout, int peer) {
-  Absentees result{{}, "a peer did not take part"};
-  if (peer >= 0) {
-    result.ranks = {peer};
-    result.phrase = ranks_phrase(result.ranks) + " did not take part";
-  } else if (store) {
-    const auto window = roll_call_window(timeout);
-    const auto roll = roll_call(*store, key, members, me, window);
-    result.ranks = roll.absent;
-    if (roll.host_unresponsive)
-      result.phrase = "the store's host, rank " + std::to_string(store->host_rank()) +
-                      ", is unresponsive (the store did not answer within " +
-                      std::to_string(window.count()) + " ms; is that process stopped or hung?)";
-    else if (!result.ranks.empty())
-      result.phrase = ranks_phrase(result.ranks) + " never arrived (no answer within " +
-                      std::to_string(window.count()) + " ms of this rank's timeout" +
-                      (roll.complete ? "" : "; the store failed during the roll call") + ")";
-  }
-  return result;
-}
-
 std::chrono::milliseconds roll_call_window(std::chrono::milliseconds timeout) {
   return std::min<std::chrono::milliseconds>(longest_window, timeout);
 }

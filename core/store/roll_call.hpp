@@ -36,16 +36,4 @@ DIST_API RollCall roll_call(Store& store, const std::string& key, const std::vec
                             int me, std::chrono::milliseconds window, const Bytes& answer = {});
 DIST_API std::string roll_call_answer_key(const std::string& key, int rank);
 
-// Whom a timed-out call names, as the real backends' TimeoutError does: `peer` (a world rank) for
-// a p2p call ("rank 1 did not take part"); else, with a store, the members that do not answer the
-// roll call `key` within roll_call_window(timeout) ("rank 2 never arrived (no answer within ...)");
-// else nobody ("a peer did not take part").
-struct Absentees {
-  std::vector<int> ranks;
-  std::string phrase;
-};
-DIST_API Absentees name_absentees(Store* store, const std::string& key,
-                                  const std::vector<int>& members, int me,
-                                  std::chrono::milliseconds timeout, int peer);
-
 }  // namespace dist::core

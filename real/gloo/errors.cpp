@@ -107,7 +107,7 @@ void ErrorMapper::throw_timeout(const std::string& where, int peer,
                                 const std::string& gloo_message) const {
   // A collective's timeout names nobody here: the call layer above diagnoses it with the other
   // ranks (core/calls/diagnosis.hpp).
-  const auto absent = core::name_absentees(nullptr, {}, global_ranks_, me_, timeout_, peer);
+  const auto absent = core::name_absentees(peer);
   throw TimeoutError(where + " timed out after " + std::to_string(timeout_.count()) +
                          " ms: " + absent.phrase + " (gloo: " + gloo_message + ")",
                      absent.ranks);

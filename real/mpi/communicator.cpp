@@ -47,10 +47,9 @@ void MpiComm::timed_out(const std::string& operation, int peer) {
     if (unusable_after_.empty()) unusable_after_ = operation;
     unusable_.store(true, std::memory_order_release);
   }
-  const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
   // A collective's timeout names nobody here: the call layer above diagnoses it with the other
   // ranks (core/calls/diagnosis.hpp).
-  auto absent = core::name_absentees(nullptr, {}, spec_.global_ranks, me, spec_.timeout, peer);
+  auto absent = core::name_absentees(peer);
   throw TimeoutError(where(operation) + " timed out after " +
                          std::to_string(spec_.timeout.count()) + " ms: " + absent.phrase,
                      std::move(absent.ranks));

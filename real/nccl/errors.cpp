@@ -45,16 +45,13 @@ void throw_nccl_error(ncclResult_t code, const std::string& where, const std::st
                      static_cast<int>(code));
 }
 
-void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout,
-                        const std::vector<int>& absent, const std::string& named) {
-  const std::string who =
-      !named.empty()   ? named
-      : absent.empty() ? "a peer did not take part, or is stuck or dead"
-                       : core::ranks_phrase(absent) + " never arrived (no answer to the roll call)";
+void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout, int peer) {
+  auto absent = core::name_absentees(peer);
+  if (peer < 0) absent.phrase += ", or is stuck or dead";
   throw TimeoutError("nccl " + where + " did not complete within " +
-                         std::to_string(timeout.count()) + " ms: " + who +
+                         std::to_string(timeout.count()) + " ms: " + absent.phrase +
                          "; the communicator was aborted (create a new process group to continue)",
-                     absent);
+                     std::move(absent.ranks));
 }
 
 }  // namespace dist::real

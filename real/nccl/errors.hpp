@@ -26,12 +26,11 @@ std::string nccl_error_text(ncclResult_t code);
 [[noreturn]] void throw_nccl_error(ncclResult_t code, const std::string& where,
                                    const std::string& detail = "",
                                    const std::vector<int>& absent = {});
-// TimeoutError("nccl <where> did not complete within N ms: rank 2 never arrived ...; the
-// communicator was aborted"), carrying the absent members as its missing ranks. `who` replaces
-// the phrase naming them (core::name_absentees's, e.g. "rank 1 did not take part" for p2p).
+// TimeoutError("nccl <where> did not complete within N ms: rank 1 did not take part; the
+// communicator was aborted"): a p2p call names its `peer` (a world rank; its missing rank), a
+// collective (peer -1) nobody, which the call layer above then diagnoses.
 [[noreturn]] void throw_nccl_timeout(const std::string& where, std::chrono::milliseconds timeout,
-                                     const std::vector<int>& absent = {},
-                                     const std::string& who = "");
+                                     int peer = -1);
 
 inline void check_cuda(cudaError_t code, const std::string& where) {
   if (code != cudaSuccess) throw_cuda_error(code, where);

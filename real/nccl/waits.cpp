@@ -50,11 +50,7 @@ void Communicator::time_out(const Operation& op) {
   abort("the timeout of " + op.name);
   // A collective's timeout names nobody here: the call layer above diagnoses it with the other
   // ranks (core/calls/diagnosis.hpp). A p2p call's names its peer.
-  const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
-  core::Absentees absent =
-      core::name_absentees(nullptr, {}, spec_.global_ranks, me, spec_.timeout, op.peer);
-  if (absent.ranks.empty()) absent.phrase.clear();  // throw_nccl_timeout's own phrase
-  throw_nccl_timeout(where(op), spec_.timeout, absent.ranks, absent.phrase);
+  throw_nccl_timeout(where(op), spec_.timeout, op.peer);
 }
 
 std::vector<int> Communicator::absent_from(const Operation& op) const {

@@ -82,6 +82,7 @@ TEST(FlightRecorder, KeepsTheLastCallsInARing) {
   r.retire_numbers(world, "w'");
   EXPECT_EQ(r.last(1).front().seq, 0u);
   EXPECT_EQ(r.last(1).front().group_key, "w'");
+  EXPECT_EQ(FlightRecorder(3).capacity(), 4u);  // a power of two
   FlightRecorder off(0);
   off.post(off.add_group("world", "w"), 1, make_call(CallKind::barrier));
   EXPECT_TRUE(off.last(10).empty());

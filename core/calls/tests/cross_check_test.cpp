@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/calls/call_layer.hpp"
+#include "core/calls/tests/scripted_world.hpp"
 #include "core/store/hash_store.hpp"
 #include "dist/errors.hpp"
 
@@ -62,51 +63,26 @@ TEST(CrossCheck, GroupsAreComparedApart) {
   EXPECT_EQ(find_divergence(mine, 0, theirs, 1), "");
 }
 
-// Calls that complete although they differ: the backend succeeds whatever the op.
-class Succeeding final : public BackendImpl {
- public:
-  Succeeding(int rank, int size) : rank_(rank), size_(size) {}
-  dist::Backend kind() const override { return dist::Backend::mpi; }
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  Work all_reduce(Buf, ReduceOp) override { return {}; }
-  Work broadcast(Buf, int) override { return {}; }
-  Work all_gather(Buf, Buf) override { return {}; }
-  Work send(Buf, int, int) override { return {}; }
-  Work recv(Buf, int, int) override { return {}; }
-  Work barrier() override { return {}; }
-  std::shared_ptr<BackendImpl> split(const std::vector<int>&) override { return nullptr; }
-
- private:
-  int rank_, size_;
-};
-
 TEST(CrossCheck, EveryRankRaisesTheDivergenceAtItsNextCall) {
-  auto store = std::make_shared<HashStore>();
+  // The scripted backend succeeds whatever the op: the mismatched calls complete.
   constexpr int n = 3;
-  std::vector<std::shared_ptr<BackendImpl>> layers;
-  for (int r = 0; r < n; ++r)
-    layers.push_back(with_call_layer(std::make_shared<Succeeding>(r, n), {store, n, r, 2s}));
+  auto ranks = calls_test::world(n, std::make_shared<HashStore>(), 2s);
   std::vector<std::string> errors(n);
-  {
-    std::vector<std::jthread> ranks;
-    for (int r = 0; r < n; ++r)
-      ranks.emplace_back([&, r] {
-        std::vector<float> v(4);
-        const Buf data{v.data(), v.size(), DType::float32, Device::cpu()};
-        auto& layer = *layers[static_cast<std::size_t>(r)];
-        layer.all_reduce(data, r == 1 ? ReduceOp::max : ReduceOp::sum).wait();  // completes
-        // A training loop goes on: within a second each rank's next call raises.
-        for (int step = 0; step < 50 && errors[static_cast<std::size_t>(r)].empty(); ++step) {
-          std::this_thread::sleep_for(50ms);
-          try {
-            layer.barrier().wait();
-          } catch (const DesyncError& e) {
-            errors[static_cast<std::size_t>(r)] = e.what();
-          }
-        }
-      });
-  }
+  calls_test::on_threads(n, [&](int r) {
+    std::vector<float> v(4);
+    const Buf data{v.data(), v.size(), DType::float32, Device::cpu()};
+    auto& layer = *ranks[static_cast<std::size_t>(r)].layer;
+    layer.all_reduce(data, r == 1 ? ReduceOp::max : ReduceOp::sum).wait();  // completes
+    // A training loop goes on: within a second each rank's next call raises.
+    for (int step = 0; step < 50 && errors[static_cast<std::size_t>(r)].empty(); ++step) {
+      std::this_thread::sleep_for(50ms);
+      try {
+        layer.barrier().wait();
+      } catch (const DesyncError& e) {
+        errors[static_cast<std::size_t>(r)] = e.what();
+      }
+    }
+  });
   for (int r = 0; r < n; ++r) {
     const std::string& e = errors[static_cast<std::size_t>(r)];
     EXPECT_EQ(e.rfind("collective on world #1: ranks disagree on 'op':\n", 0), 0u)

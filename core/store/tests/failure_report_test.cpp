@@ -132,9 +132,6 @@ TEST(FailureReports, AFrozenStoreHostIsNamedWithinTheWindow) {
   EXPECT_LT(Clock::now() - start, 6s);  // a window (at least 3 s a poll), not the 10 s timeout
   EXPECT_TRUE(roll.host_unresponsive);
   EXPECT_EQ(roll.absent, std::vector<int>{0}) << "rank 2, another survivor, is not to blame";
-  const auto named = dist::core::name_absentees(&store, "g/all_reduce #8", {0, 1, 2}, 1, 1s, -1);
-  EXPECT_EQ(named.ranks, std::vector<int>{0});
-  EXPECT_NE(named.phrase.find("rank 0, is unresponsive"), std::string::npos) << named.phrase;
   start = Clock::now();  // what an exit path does next (record that it left) fails fast
   EXPECT_THROW(store.set("left/1", {}), dist::TimeoutError);
   EXPECT_LT(Clock::now() - start, 6s);  // the 2 s budget with room for a loaded machine

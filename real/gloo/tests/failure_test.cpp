@@ -8,6 +8,7 @@
 #include "core/store/hash_store.hpp"
 #include "real/gloo/tests/gloo_test_util.hpp"
 #include "real/world.hpp"
+#include "testing/errors.hpp"
 
 namespace {
 
@@ -25,13 +26,7 @@ std::vector<std::exception_ptr> run_failing(int n, std::chrono::milliseconds tim
   return errors;
 }
 
-std::string message_of(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  }
-}
+using test_support::message_of;
 
 // The error of a surviving rank: RankFailure naming `lost`, or a TimeoutError.
 void expect_lost(const std::exception_ptr& e, int lost) {

@@ -9,18 +9,13 @@
 
 #include "real/gloo/tests/gloo_test_util.hpp"
 #include "real/world.hpp"
+#include "testing/errors.hpp"
 
 namespace {
 
 using namespace gloo_test;
 
-std::string message_of(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  }
-}
+using test_support::message_of;
 
 // Rank 0 sends `sent` elements of S to rank 1, which receives `expected` elements of R; then the
 // two exchange a correct message on the same tag. In a child process (EXPECT_EXIT): exits 0 when
