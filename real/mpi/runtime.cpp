@@ -104,6 +104,11 @@ void ensure_mpi() {
   if (initialised) return;
   int provided = 0;
   check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+  // Open MPI reports a failed request of a non-blocking collective (a count mismatch's
+  // MPI_ERR_TRUNCATE) on MPI_COMM_WORLD, whatever communicator the request is on: the error must
+  // come back as a code, not abort the job. (Only when dist initialised MPI: a program that did
+  // keeps its own handler.)
+  check_mpi(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   std::atexit(finalize_at_exit);
 }
 
