@@ -152,21 +152,11 @@ Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t
 }
 
 Work send(BufferRef data, int dst, int tag, const Group& group) {
-  const auto t = resolve_group(group, "send");
-  core::check_rank(dst, t.size, "send", "dst");
-  core::check_tag(tag, "send");
-  if (dst == t.rank) throw InvalidArgument("send: argument 'dst' is the caller's own rank");
-  check_buffer(data, t.backend, "send", "data");
-  return t.backend->send(data, dst, tag);
+  return core::check_p2p(data, dst, tag, group, "send", "dst").backend->send(data, dst, tag);
 }
 
 Work recv(BufferRef data, int src, int tag, const Group& group) {
-  const auto t = resolve_group(group, "recv");
-  core::check_rank(src, t.size, "recv", "src");
-  core::check_tag(tag, "recv");
-  if (src == t.rank) throw InvalidArgument("recv: argument 'src' is the caller's own rank");
-  check_buffer(data, t.backend, "recv", "data");
-  return t.backend->recv(data, src, tag);
+  return core::check_p2p(data, src, tag, group, "recv", "src").backend->recv(data, src, tag);
 }
 
 }  // namespace dist::detail

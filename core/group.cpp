@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/context.hpp"
+#include "core/group_text.hpp"
 #include "core/validate.hpp"
 #include "dist/api.hpp"
 #include "dist/detail/erased.hpp"
@@ -52,6 +53,23 @@ std::vector<int> Group::ranks() const {
 }
 
 bool is_distributed() { return core::current_context() != nullptr; }
+
+bool is_initialized() { return is_distributed(); }
+
+int get_group_rank(const Group& group, int global_rank) {
+  const auto ranks = group.ranks();
+  const auto it = std::find(ranks.begin(), ranks.end(), global_rank);
+  if (it == ranks.end())
+    throw InvalidArgument("get_group_rank: global rank " + std::to_string(global_rank) +
+                          " is not a member of the " + core::group_text(ranks));
+  return static_cast<int>(it - ranks.begin());
+}
+
+int get_global_rank(const Group& group, int group_rank) {
+  const auto ranks = group.ranks();
+  core::check_rank(group_rank, static_cast<int>(ranks.size()), "get_global_rank", "group_rank");
+  return ranks[static_cast<std::size_t>(group_rank)];
+}
 
 int get_world_size(const Group& group) {
   const auto* s = query_state(group);

@@ -97,6 +97,49 @@ std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int d
   return out;
 }
 
+void scatter_bytes(std::span<const std::byte> data, std::span<const std::uint64_t> sizes, int src,
+                   const Group& group, std::vector<std::byte>& out) {
+  constexpr const char* function = "scatter_object_list";
+  const int n = group_size_checked(group, function);
+  core::check_rank(src, n, function, "src");
+  const bool on_src = get_rank(group) == src;
+  constexpr std::uint64_t wrong_length = ~std::uint64_t{0};  // in place of the largest size
+  // Per rank: its element's size and the largest (on a wrong-length list: the length, and the
+  // marker).
+  std::vector<std::uint64_t> headers;
+  std::uint64_t longest = 0;
+  if (on_src) {
+    const bool right = sizes.size() == static_cast<std::size_t>(n);
+    if (right) longest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+    for (int r = 0; r < n; ++r) {
+      headers.push_back(right ? sizes[static_cast<std::size_t>(r)] : sizes.size());
+      headers.push_back(right ? longest : wrong_length);
+    }
+  }
+  std::vector<std::uint64_t> mine(2);
+  dist::scatter(std::span<std::uint64_t>(mine), std::span<std::uint64_t>(headers), src, group);
+  if (mine[1] == wrong_length)
+    throw InvalidArgument(std::string(function) + ": src (group rank " + std::to_string(src) +
+                          ") passed " + std::to_string(mine[0]) + " inputs for a group of " +
+                          std::to_string(n) + " ranks; it must pass one object per group rank");
+  longest = mine[1];
+  std::vector<std::byte> padded;
+  if (on_src) {
+    padded.resize(longest * static_cast<std::size_t>(n));
+    std::size_t offset = 0;
+    for (int r = 0; r < n; ++r) {
+      const auto size = static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]);
+      std::copy_n(
+          data.begin() + static_cast<std::ptrdiff_t>(offset), size,
+          padded.begin() + static_cast<std::ptrdiff_t>(longest * static_cast<std::size_t>(r)));
+      offset += size;
+    }
+  }
+  out.resize(static_cast<std::size_t>(longest));
+  scatter(bytes_ref(out), bytes_ref(padded), src, group).wait();
+  out.resize(static_cast<std::size_t>(mine[0]));
+}
+
 void broadcast_bytes(std::size_t length, std::vector<std::byte>& data,
                      std::vector<std::uint64_t>& sizes, int src, const Group& group) {
   const int n = group_size_checked(group, "broadcast_object_list");

@@ -96,6 +96,17 @@ void check_tag(int tag, const char* function) {
                           " must be non-negative");
 }
 
+Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
+                 const char* argument) {
+  const auto t = resolve_group(group, function);
+  check_rank(peer, t.size, function, argument);
+  check_tag(tag, function);
+  if (peer == t.rank)
+    throw InvalidArgument(where(function, argument) + " is the caller's own rank");
+  check_buffer(data, t.backend, function, "data");
+  return t;
+}
+
 namespace {
 // "[0x..., 0x...) (n elements)": a buffer's byte range, for check_disjoint's message.
 std::string range_text(const Buf& b) {

@@ -35,6 +35,10 @@ void check_count(std::size_t actual, std::size_t expected, const char* function,
                  const char* argument, const char* rule);
 void check_same_dtype(const Buf& a, const Buf& b, const char* function);
 void check_divisible(std::size_t count, int size, const char* function, const char* argument);
+// A send's or recv's arguments: a member of `group`, `peer` (named `argument`) another rank of
+// it, a non-negative tag, a buffer the backend reaches. Returns the resolved group.
+Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
+                 const char* argument);
 void check_tag(int tag, const char* function);
 // `part` and `whole` (the two buffers of `function`) must not share memory, except that `part` may
 // be exactly the caller's own slot of `whole`, starting at element `own_slot` (the in-place forms:

@@ -3,6 +3,7 @@
 #include "real/registry.hpp"
 
 #include "dist/errors.hpp"
+#include "dist/init.hpp"
 
 namespace dist::real {
 
@@ -38,3 +39,11 @@ void require_available(const BackendEntry& entry, int ranks, std::string_view ca
 }
 
 }  // namespace dist::real
+
+namespace dist {
+
+bool is_gloo_available() { return real::backend_entry(Backend::gloo, "is_gloo_available").built; }
+bool is_mpi_available() { return real::backend_entry(Backend::mpi, "is_mpi_available").built; }
+bool is_nccl_available() { return real::backend_entry(Backend::nccl, "is_nccl_available").built; }
+
+}  // namespace dist

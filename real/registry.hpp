@@ -17,6 +17,8 @@ namespace dist::real {
 // One backend: the three functions its folder provides, and how its ranks may be placed.
 struct BackendEntry {
   dist::Backend kind = dist::Backend::gloo;
+  // Whether its library was found when dist was built (is_<name>_available).
+  bool built = true;
   // Its ranks may be threads of one process (gloo, nccl), or must be one per process (mpi).
   bool threads = true;
   // The launcher its processes must be started by ("mpi": mpirun), or "" for any.
@@ -50,6 +52,7 @@ std::shared_ptr<core::BackendImpl> refuse_world(const WorldSpec&) {
 template <dist::Backend K>
 constexpr BackendEntry unbuilt_entry(std::string (*why)(int ranks)) {
   return {.kind = K,
+          .built = false,
           .threads = true,
           .launcher = "",
           .unavailable = why,

@@ -309,4 +309,36 @@ TEST(MasterOnly, RunsOnceOnRankZeroWithForwardedArguments) {
   EXPECT_EQ(h(), std::optional<std::string>("value"));
 }
 
+TEST(ScatterObjectList, EachRankGetsItsObjectFromAnySrc) {
+  const auto got = dist::sim::run(world(3), [] {
+    std::vector<std::string> inputs;
+    if (dist::get_rank() == 1) inputs = {"zero", std::string(5000, 'x'), ""};  // sizes differ
+    return dist::scatter_object_list(inputs, 1);
+  });
+  EXPECT_EQ(got, (std::vector<std::string>{"zero", std::string(5000, 'x'), ""}));
+  const auto pair = dist::sim::run(world(4), [] {  // on a subgroup, src a group rank
+    const auto g = dist::new_group({3, 1});
+    if (!g.is_member()) return std::map<int, int>{};
+    std::vector<std::map<int, int>> inputs;
+    if (dist::get_rank(g) == 0) inputs = {{{3, 30}}, {{1, 10}, {2, 20}}};
+    return dist::scatter_object_list(inputs, 0, g);
+  });
+  EXPECT_EQ(pair[1], (std::map<int, int>{{1, 10}, {2, 20}}));
+  EXPECT_EQ(pair[3], (std::map<int, int>{{3, 30}}));
+  EXPECT_EQ(dist::scatter_object_list(std::vector<int>{7}), 7);  // not distributed
+}
+
+TEST(ScatterObjectList, AListOfTheWrongLengthIsAnErrorOnEveryRank) {
+  const auto e = expect_failure(world(3), [] {
+    std::vector<int> inputs;
+    if (dist::get_rank() == 0) inputs = {1, 2};
+    dist::scatter_object_list(inputs, 0);
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(e.failed_with<dist::InvalidArgument>(r)) << e.what();
+    EXPECT_THAT(message_of(e, r), HasSubstr("scatter_object_list: src (group rank 0) passed 2 "
+                                            "inputs for a group of 3 ranks"));
+  }
+}
+
 }  // namespace

@@ -59,6 +59,8 @@ class DIST_API Work {
 };
 
 DIST_API bool is_distributed();
+// torch's name for is_distributed: a world exists (a sim run's, or init_dist's).
+DIST_API bool is_initialized();
 DIST_API int get_world_size(const Group& group = {});
 // The caller's rank in `group`; -1 when the caller is not a member.
 DIST_API int get_rank(const Group& group = {});
@@ -69,6 +71,10 @@ DIST_API Device get_comm_device(const Group& group = {});
 // The rank and world size in `group`, in that order.
 DIST_API std::pair<int, int> get_dist_info(const Group& group = {});
 DIST_API bool is_main_process(const Group& group = {});
+// Between the ranks of `group` and the world's: InvalidArgument for a global rank outside the
+// group, or a group rank out of range. (Not distributed, the world is rank 0 alone.)
+DIST_API int get_group_rank(const Group& group, int global_rank);
+DIST_API int get_global_rank(const Group& group, int group_rank);
 
 // The caller's node: rank and size within it, and its group (empty when not distributed).
 // Distributed without a local group, they raise NotInitialized, as MMEngine does.

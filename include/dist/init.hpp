@@ -34,6 +34,12 @@ DIST_API void init_process_group(Backend backend, std::string init_method = "env
                                  int world_size = -1,
                                  std::chrono::milliseconds timeout = default_pg_timeout);
 
+// Whether dist was built with the backend's library (torch's is_<name>_available): init with it
+// can work here. (nccl also needs a GPU per rank when it runs.)
+DIST_API bool is_gloo_available();
+DIST_API bool is_mpi_available();
+DIST_API bool is_nccl_available();
+
 // The options of init_dist (MMEngine's init_dist kwargs).
 struct InitOptions {
   std::chrono::milliseconds timeout = default_pg_timeout;

@@ -76,6 +76,30 @@ void broadcast_object_list(std::vector<T>& list, int src = 0, const Group& group
   }
 }
 
+// scatter_object_list: src's inputs[r] becomes group rank r's result (inputs used on src only,
+// one per group rank: another length raises InvalidArgument on every rank). Objects may have
+// different sizes: each rank's size is scattered first, then the objects padded to the largest.
+template <class T>
+T scatter_object_list(const std::vector<T>& inputs, int src = 0, const Group& group = {}) {
+  if (detail::group_size_checked(group, "scatter_object_list") == 1) {
+    if (inputs.size() != 1)
+      throw InvalidArgument("scatter_object_list: src passed " + std::to_string(inputs.size()) +
+                            " inputs for a group of 1 rank; it must pass one object per rank");
+    return inputs.front();
+  }
+  std::vector<std::byte> data;
+  std::vector<std::uint64_t> sizes;
+  if (get_rank(group) == src)
+    for (const T& item : inputs) {
+      const std::size_t before = data.size();
+      detail::append_bytes(item, data);
+      sizes.push_back(data.size() - before);
+    }
+  detail::ReusedBytes mine;
+  detail::scatter_bytes(data, sizes, src, group, mine.bytes);
+  return detail::from_bytes<T>(mine.bytes, "scatter_object_list", src);
+}
+
 // all_gather_object: every rank gets every rank's object, in group-rank order. Objects may have
 // very different sizes: the sizes are exchanged first, then one variable-size all_gather.
 template <class T> std::vector<T> all_gather_object(const T& obj, const Group& group = {}) {

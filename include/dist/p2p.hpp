@@ -40,4 +40,35 @@ DIST_API void recv(Tensor& data, int src, int tag = 0, const Group& group = {});
 DIST_API Work isend(const Tensor& data, int dst, int tag = 0, const Group& group = {});
 DIST_API Work irecv(Tensor& data, int src, int tag = 0, const Group& group = {});
 
+// One send or receive of a batch (torch.distributed.P2POp); `peer` is a rank of `group`.
+struct P2POp {
+  enum class Kind { isend, irecv };
+  template <Element T>
+  static P2POp isend(std::span<const T> data, int peer, int tag = 0, const Group& group = {}) {
+    return {Kind::isend, detail::buffer_of(data), peer, tag, group};
+  }
+  template <Element T>
+  static P2POp irecv(std::span<T> data, int peer, int tag = 0, const Group& group = {}) {
+    return {Kind::irecv, detail::buffer_of(data), peer, tag, group};
+  }
+  static P2POp isend(const Tensor& data, int peer, int tag = 0, const Group& group = {}) {
+    return {Kind::isend, detail::buffer_of(data), peer, tag, group};
+  }
+  static P2POp irecv(Tensor& data, int peer, int tag = 0, const Group& group = {}) {
+    return {Kind::irecv, detail::buffer_of(data), peer, tag, group};
+  }
+
+  Kind kind = Kind::isend;
+  detail::BufferRef data;
+  int peer = 0;
+  int tag = 0;
+  Group group;
+};
+
+// Posts every operation of `ops` before any completes, so sends and receives that wait on each
+// other (a ring exchange) never deadlock in one batch; returns their Works, in the order of
+// `ops`, each to be waited. The operations share one group. Every operation's arguments are
+// checked before any is posted: an InvalidArgument names the first bad one ("ops[2]").
+DIST_API std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops);
+
 }  // namespace dist

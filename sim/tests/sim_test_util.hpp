@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
@@ -28,6 +29,18 @@ inline dist::sim::Cluster cluster(int nodes, int ranks_per_node) {
   return c;
 }
 inline dist::sim::Cluster world(int n) { return cluster(1, n); }
+
+// The RunError of a run that must fail (a test failure, and an empty error, when it does not).
+inline dist::sim::RunError failure_of(const dist::sim::Cluster& cluster,
+                                      const std::function<void()>& body) {
+  try {
+    dist::sim::run(cluster, body);
+  } catch (const dist::sim::RunError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "the run did not fail";
+  return dist::sim::RunError(dist::ErrorCode::invalid_argument, "", {});
+}
 
 // The world sizes and per-rank counts every collective is checked at.
 inline constexpr int world_sizes[] = {1, 2, 3, 8};

@@ -9,24 +9,15 @@
 
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
+#include "sim/tests/sim_test_util.hpp"
 #include "testing/misused_work.hpp"
 
 namespace {
 
 using dist::sim::Cluster;
+using sim_test::failure_of;
+using sim_test::world;
 using ::testing::HasSubstr;
-
-Cluster world(int n) { return {.nodes = 1, .ranks_per_node = n}; }
-
-dist::sim::RunError failure_of(const Cluster& cluster, const std::function<void()>& body) {
-  try {
-    dist::sim::run(cluster, body);
-  } catch (const dist::sim::RunError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "the run did not fail";
-  return dist::sim::RunError(dist::ErrorCode::invalid_argument, "", {});
-}
 
 TEST(UnwaitedWork, ARankThatReturnsBeforeItsWaitIsNamedWithTheCall) {
   const auto e = failure_of(world(2), [] {

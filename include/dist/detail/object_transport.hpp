@@ -48,6 +48,12 @@ DIST_API GatheredBytes all_gather_bytes(std::span<const std::byte> mine, const G
 // The result on dst only.
 DIST_API std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int dst,
                                                    const Group& group, const char* function);
+// Scatters src's serialized elements (`data`, one per group rank, of `sizes`; used on src only)
+// into `out`: each rank's own size and the largest are scattered first, then the elements padded
+// to the largest. A list on src whose length is not the group's size raises InvalidArgument on
+// every rank (src tells the others through the sizes).
+DIST_API void scatter_bytes(std::span<const std::byte> data, std::span<const std::uint64_t> sizes,
+                            int src, const Group& group, std::vector<std::byte>& out);
 // Broadcasts a list of `length` serialized elements from src. Every rank passes its own list
 // length; lengths that differ raise DesyncError on every rank. On src, `data` and `sizes` hold the
 // elements; elsewhere they are filled in.
