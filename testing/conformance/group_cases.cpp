@@ -36,6 +36,34 @@ TEST_F(Groups, TwoGroupsUseGroupRanksBesideTheWorld) {
   for (const auto& [rank, v] : got) EXPECT_EQ(v, expected[rank]) << "rank " << rank;
 }
 
+// A 2×2 device mesh and new_subgroups of 2: each rank's groups along the dimensions reduce what
+// the reference gives over their members (the ranks that differ in that coordinate only).
+TEST_F(Groups, DeviceMeshAndSubgroupsReduceOverTheirRanks) {
+  if (auto why = lacks_world(4)) GTEST_SKIP() << *why;
+  const auto got = run_world(4, [] {
+    const auto mesh = dist::init_device_mesh({2, 2}, {"dp", "tp"});
+    const auto [pair, all] = dist::new_subgroups(2);
+    std::vector<V> sums;
+    for (const auto& g : {mesh.get_group("dp"), mesh.get_group("tp"), pair}) {
+      V v = input<std::int64_t>(dist::get_rank(), 3);
+      dist::all_reduce(v, dist::ReduceOp::sum, g);
+      sums.push_back(v);
+    }
+    return sums;
+  });
+  const std::vector<int> members[4][3] = {{{0, 2}, {0, 1}, {0, 1}},
+                                          {{1, 3}, {0, 1}, {0, 1}},
+                                          {{0, 2}, {2, 3}, {2, 3}},
+                                          {{1, 3}, {2, 3}, {2, 3}}};
+  for (const auto& [rank, sums] : got)
+    for (std::size_t g = 0; g < 3; ++g) {
+      std::vector<V> inputs;
+      for (const int r : members[rank][g]) inputs.push_back(input<std::int64_t>(r, 3));
+      EXPECT_EQ(sums[g], ref::all_reduce(inputs, ref::Op::sum).at(0))
+          << "rank " << rank << ", group " << g;
+    }
+}
+
 // Every other rank from the last, in reverse order: group ranks follow the list's order.
 TEST_F(Groups, ReversedEveryOtherRankRanksAndReduces) {
   for (int n : world_runner().world_sizes) {

@@ -1,0 +1,136 @@
+// new_subgroups and init_device_mesh: layouts of groups made with new_group, every rank making
+// every group of the layout in the same order, so each call is matched on every rank.
+#include "dist/mesh.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <set>
+
+#include "dist/errors.hpp"
+
+namespace dist {
+
+namespace {
+// Makes the groups of `lists` (every rank calls new_group for each); returns the caller's (the
+// first one when no list holds it) and all of them.
+std::pair<Group, std::vector<Group>> make_groups(const std::vector<std::vector<int>>& lists) {
+  const int me = get_rank();
+  std::vector<Group> all;
+  std::size_t mine = 0;
+  for (const auto& ranks : lists) {
+    if (std::find(ranks.begin(), ranks.end(), me) != ranks.end()) mine = all.size();
+    all.push_back(new_group(ranks));
+  }
+  return {all.at(mine), all};
+}
+
+std::string shape_text(const std::vector<int>& shape) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "}";
+}
+}  // namespace
+
+std::pair<Group, std::vector<Group>> new_subgroups(int group_size) {
+  const int world = get_world_size();
+  if (group_size == 0) group_size = is_distributed() ? get_local_size() : 1;
+  if (group_size < 0 || world % group_size != 0)
+    throw InvalidArgument("new_subgroups: group_size " + std::to_string(group_size) +
+                          " must be positive and divide the world size " + std::to_string(world));
+  std::vector<std::vector<int>> lists(static_cast<std::size_t>(world / group_size));
+  for (int r = 0; r < world; ++r) lists[static_cast<std::size_t>(r / group_size)].push_back(r);
+  return make_groups(lists);
+}
+
+std::pair<Group, std::vector<Group>> new_subgroups_by_enumeration(
+    const std::vector<std::vector<int>>& ranks_per_subgroup) {
+  if (ranks_per_subgroup.empty())
+    throw InvalidArgument("new_subgroups_by_enumeration: argument 'ranks_per_subgroup' is empty");
+  std::set<int> seen;
+  for (const auto& ranks : ranks_per_subgroup)
+    for (const int r : ranks)
+      if (!seen.insert(r).second)
+        throw InvalidArgument("new_subgroups_by_enumeration: rank " + std::to_string(r) +
+                              " is in more than one subgroup");
+  return make_groups(ranks_per_subgroup);
+}
+
+DeviceMesh::DeviceMesh(std::vector<int> shape, std::vector<std::string> dim_names,
+                       std::vector<int> coordinate, std::vector<Group> groups)
+    : shape_(std::move(shape)),
+      names_(std::move(dim_names)),
+      coordinate_(std::move(coordinate)),
+      groups_(std::move(groups)) {}
+
+std::size_t DeviceMesh::index_of(const std::string& dim) const {
+  const auto it = std::find(names_.begin(), names_.end(), dim);
+  if (it != names_.end()) return static_cast<std::size_t>(it - names_.begin());
+  std::string known;
+  for (const auto& n : names_) known += (known.empty() ? "\"" : ", \"") + n + "\"";
+  throw InvalidArgument("DeviceMesh: no dimension named \"" + dim + "\" (the mesh's are " + known +
+                        ")");
+}
+
+std::size_t DeviceMesh::checked(int dim) const {
+  if (dim < 0 || dim >= static_cast<int>(shape_.size()))
+    throw InvalidArgument("DeviceMesh: dimension " + std::to_string(dim) +
+                          " is out of range for a " + std::to_string(shape_.size()) +
+                          "-dimensional mesh");
+  return static_cast<std::size_t>(dim);
+}
+
+Group DeviceMesh::get_group(int dim) const { return groups_[checked(dim)]; }
+int DeviceMesh::get_local_rank(int dim) const { return coordinate_[checked(dim)]; }
+int DeviceMesh::size(int dim) const { return shape_[checked(dim)]; }
+int DeviceMesh::size() const {
+  return std::accumulate(shape_.begin(), shape_.end(), 1, std::multiplies<>());
+}
+
+DeviceMesh init_device_mesh(std::vector<int> shape, std::vector<std::string> dim_names) {
+  const int world = get_world_size();
+  if (shape.empty()) throw InvalidArgument("init_device_mesh: argument 'shape' is empty");
+  long long product = 1;
+  for (const int d : shape) {
+    if (d < 1)
+      throw InvalidArgument("init_device_mesh: shape " + shape_text(shape) +
+                            " has a dimension < 1");
+    product *= d;
+    if (product > world) break;
+  }
+  if (product != world)
+    throw InvalidArgument(
+        "init_device_mesh: shape " + shape_text(shape) + " holds " +
+        (product > world ? "more than " + std::to_string(world) : std::to_string(product)) +
+        " ranks, but the world has " + std::to_string(world));
+  if (dim_names.empty())
+    for (std::size_t d = 0; d < shape.size(); ++d) dim_names.push_back("dim" + std::to_string(d));
+  if (dim_names.size() != shape.size())
+    throw InvalidArgument("init_device_mesh: " + std::to_string(dim_names.size()) +
+                          " dim_names for a " + std::to_string(shape.size()) +
+                          "-dimensional shape");
+  if (std::set<std::string>(dim_names.begin(), dim_names.end()).size() != dim_names.size())
+    throw InvalidArgument("init_device_mesh: dim_names repeat a name");
+  // Row-major strides, and the caller's coordinate.
+  const std::size_t dims = shape.size();
+  std::vector<int> stride(dims, 1);
+  for (std::size_t d = dims - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
+  std::vector<int> coordinate;
+  const int me = get_rank();
+  for (std::size_t d = 0; d < dims; ++d) coordinate.push_back(me / stride[d] % shape[d]);
+  // Dimension d's groups: one per rank whose coordinate d is 0, holding the ranks along d.
+  std::vector<Group> mine;
+  for (std::size_t d = 0; d < dims; ++d) {
+    std::vector<std::vector<int>> lists;
+    for (int base = 0; base < world; ++base) {
+      if (base / stride[d] % shape[d] != 0) continue;
+      std::vector<int> line;
+      for (int i = 0; i < shape[d]; ++i) line.push_back(base + i * stride[d]);
+      lists.push_back(std::move(line));
+    }
+    mine.push_back(make_groups(lists).first);
+  }
+  return DeviceMesh(std::move(shape), std::move(dim_names), std::move(coordinate), std::move(mine));
+}
+
+}  // namespace dist

@@ -1,0 +1,109 @@
+// Layouts of subgroups on sim: new_subgroups (by size, by the local size, by enumeration) and a
+// device mesh, checked by what an all_reduce along each group gives, and their argument errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "dist/dist.hpp"
+#include "dist/sim.hpp"
+#include "sim/tests/sim_test_util.hpp"
+
+namespace {
+
+using sim_test::cluster;
+using sim_test::failure_of;
+using sim_test::world;
+using ::testing::HasSubstr;
+
+// The sum of the global ranks of the caller's group, by an all_reduce on it.
+int rank_sum(const dist::Group& g) {
+  std::vector<int> v{dist::get_rank()};
+  dist::all_reduce(v, dist::ReduceOp::sum, g);
+  return v[0];
+}
+
+TEST(NewSubgroups, ConsecutiveGroupsOfTheGivenOrLocalSize) {
+  const auto sums = dist::sim::run(world(6), [] {
+    const auto [mine, all] = dist::new_subgroups(3);
+    EXPECT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[1].ranks(), (std::vector<int>{3, 4, 5}));
+    return rank_sum(mine);
+  });
+  EXPECT_EQ(sums, (std::vector<int>{3, 3, 3, 12, 12, 12}));
+  const auto per_node = dist::sim::run(cluster(2, 2), [] {
+    return dist::new_subgroups().first.ranks();  // the local size: one group per node
+  });
+  EXPECT_EQ(per_node[3], (std::vector<int>{2, 3}));
+  const auto e = failure_of(world(4), [] { dist::new_subgroups(3); });
+  EXPECT_THAT(
+      e.outcomes()[0].message,
+      HasSubstr("new_subgroups: group_size 3 must be positive and divide the world size 4"));
+}
+
+TEST(NewSubgroups, ByEnumerationReturnsTheCallersAndAll) {
+  const auto got = dist::sim::run(world(5), [] {
+    const auto [mine, all] = dist::new_subgroups_by_enumeration({{4, 0}, {1, 2}});
+    EXPECT_EQ(all.size(), 2u);
+    return mine.is_member() ? rank_sum(mine) : -1;
+  });
+  EXPECT_EQ(got, (std::vector<int>{4, 3, 3, -1, 4}));
+  const auto e = failure_of(world(3), [] { dist::new_subgroups_by_enumeration({{0, 1}, {1, 2}}); });
+  EXPECT_THAT(e.outcomes()[0].message, HasSubstr("rank 1 is in more than one subgroup"));
+}
+
+TEST(DeviceMesh, RowMajorGroupsAlongEachDimension) {
+  const auto got = dist::sim::run(world(8), [] {
+    const auto mesh = dist::init_device_mesh({2, 4}, {"dp", "tp"});
+    EXPECT_EQ(mesh.shape(), (std::vector<int>{2, 4}));
+    EXPECT_EQ(mesh.size("tp"), 4);
+    EXPECT_EQ(mesh.size(), 8);
+    const auto c = mesh.coordinate();
+    EXPECT_EQ(c[0] * 4 + c[1], dist::get_rank());
+    EXPECT_EQ(mesh.get_local_rank("tp"), c[1]);
+    EXPECT_EQ(dist::get_rank(mesh.get_group("tp")), c[1]);
+    EXPECT_EQ(dist::get_rank(mesh.get_group(0)), c[0]);
+    return std::vector<int>{rank_sum(mesh.get_group("dp")), rank_sum(mesh.get_group("tp"))};
+  });
+  // Rank 6 = {1, 2}: dp group {2, 6}, tp group {4, 5, 6, 7}.
+  EXPECT_EQ(got[6], (std::vector<int>{8, 22}));
+  EXPECT_EQ(got[1], (std::vector<int>{6, 6}));
+  const auto three = dist::sim::run(world(12), [] {
+    const auto mesh = dist::init_device_mesh({2, 3, 2});  // dim0, dim1, dim2
+    return std::vector<int>{rank_sum(mesh.get_group("dim0")), rank_sum(mesh.get_group("dim1")),
+                            rank_sum(mesh.get_group("dim2"))};
+  });
+  // Rank 5 = {0, 2, 1}: dim0 {5, 11}, dim1 {1, 3, 5}, dim2 {4, 5}.
+  EXPECT_EQ(three[5], (std::vector<int>{16, 9, 9}));
+}
+
+TEST(DeviceMesh, BadShapesAndNamesAreInvalidArguments) {
+  const auto message = [](std::function<void()> body) {
+    return failure_of(world(4), body).outcomes()[0].message;
+  };
+  EXPECT_THAT(
+      message([] {
+        dist::init_device_mesh({2, 3});
+      }),
+      HasSubstr("init_device_mesh: shape {2, 3} holds more than 4 ranks, but the world has 4"));
+  EXPECT_THAT(message([] {
+                dist::init_device_mesh({1, 2});
+              }),
+              HasSubstr("shape {1, 2} holds 2 ranks, but the world has 4"));
+  EXPECT_THAT(message([] {
+                dist::init_device_mesh({2, 2}, {"dp"});
+              }),
+              HasSubstr("1 dim_names for a 2-dimensional shape"));
+  EXPECT_THAT(message([] {
+                dist::init_device_mesh({2, 2}, {"a", "a"});
+              }),
+              HasSubstr("dim_names repeat a name"));
+  EXPECT_THAT(message([] {
+                dist::init_device_mesh({2, 2}, {"dp", "tp"}).get_group("pp");
+              }),
+              HasSubstr("no dimension named \"pp\" (the mesh's are \"dp\", \"tp\")"));
+  EXPECT_THAT(message([] { dist::init_device_mesh({4}).size(1); }),
+              HasSubstr("dimension 1 is out of range for a 1-dimensional mesh"));
+}
+
+}  // namespace
