@@ -1,7 +1,7 @@
 // Point-to-point exchanges against reference::p2p: random messages (src, dst, tag, count) on the
 // world or a random subgroup, sent and received blocking in one global order, or all posted at
-// once (irecv in a random cross-channel order, then isend, then wait) so FIFO matching per
-// (src, dst, tag) channel decides who gets what.
+// once (irecv in a random cross-channel order, then isend, then wait; one by one, or as one
+// batch_isend_irecv) so FIFO matching per (src, dst, tag) channel decides who gets what.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -66,7 +66,8 @@ std::vector<std::vector<std::size_t>> receive_orders(const std::vector<Message>&
 
 template <class T>
 PerRank<T> exchange(const std::vector<Message>& msgs, const PerRank<T>& payloads,
-                    const std::vector<std::size_t>& my_recvs, bool posted, const dist::Group& g) {
+                    const std::vector<std::size_t>& my_recvs, bool posted, bool batched,
+                    const dist::Group& g) {
   const int me = dist::get_rank(g);
   PerRank<T> received;
   for (std::size_t i : my_recvs) received.emplace_back(msgs[i].count);
@@ -79,6 +80,20 @@ PerRank<T> exchange(const std::vector<Message>& msgs, const PerRank<T>& payloads
       if (m.src == me && i % 3 == 2) dist::send(dist::Tensor::from(payloads[i]), m.dst, m.tag, g);
       if (m.dst == me) dist::recv(received[next++], m.src, m.tag, g);
     }
+    return received;
+  }
+  if (batched) {  // the same order, as one batch
+    std::vector<dist::P2POp> ops;
+    for (std::size_t k = 0; k < my_recvs.size(); ++k) {
+      const Message& m = msgs[my_recvs[k]];
+      ops.push_back(dist::P2POp::irecv(std::span<T>(received[k]), m.src, m.tag, g));
+    }
+    for (std::size_t i = 0; i < msgs.size(); ++i)
+      if (msgs[i].src == me)
+        ops.push_back(
+            dist::P2POp::isend(std::span<const T>(payloads[i]), msgs[i].dst, msgs[i].tag, g));
+    auto works = dist::batch_isend_irecv(ops);
+    for (auto it = works.rbegin(); it != works.rend(); ++it) it->wait();
     return received;
   }
   std::vector<dist::Work> work;
@@ -101,13 +116,15 @@ void p2p_matches_reference() {
   const int size = on_subgroup ? static_cast<int>(members.size()) : shape.size();
   const auto msgs = *rc::gen::container<std::vector<Message>>(message(size));
   const bool posted = B::capabilities.no_posted_p2p.empty() && *rc::gen::arbitrary<bool>();
+  const bool batched = posted && *rc::gen::arbitrary<bool>();
   const auto shuffle =
       posted ? *gen::permutation(static_cast<int>(msgs.size())) : std::vector<int>{};
   const auto orders =
       posted ? receive_orders(msgs, size, shuffle) : std::vector<std::vector<std::size_t>>{};
   const auto dtype = *rc::gen::arbitrary<dist::DType>();
   RC_CLASSIFY(on_subgroup, "subgroup");
-  RC_CLASSIFY(posted, "posted all at once");
+  RC_CLASSIFY(posted && !batched, "posted all at once");
+  RC_CLASSIFY(batched, "one batch_isend_irecv");
   RC_CLASSIFY(msgs.empty(), "no messages");
   with_dtype(dtype, [&]<class T>(std::type_identity<T>) {
     PerRank<T> payloads;
@@ -123,7 +140,10 @@ void p2p_matches_reference() {
     if (posted) recvs_of = orders;
     std::vector<ref::Recv> recvs;
     RC_LOG() << (on_subgroup ? "on the subgroup" : "on the world")
-             << (posted ? ", all posted at once" : ", blocking in message order") << "\n";
+             << (batched  ? ", as one batch"
+                 : posted ? ", all posted at once"
+                          : ", blocking in message order")
+             << "\n";
     for (const auto& rs : recvs_of)
       for (std::size_t i : rs) {
         RC_LOG() << "recv " << recvs.size() << ": group rank " << msgs[i].dst << " posts recv(src "
@@ -135,7 +155,7 @@ void p2p_matches_reference() {
       const dist::Group g = on_subgroup ? dist::new_group(members) : dist::Group{};
       if (!g.is_member()) return PerRank<T>{};
       return exchange<T>(msgs, payloads, recvs_of[static_cast<std::size_t>(dist::get_rank(g))],
-                         posted, g);
+                         posted, batched, g);
     });
     PerRank<T> flat;  // group-rank order, as the reference's recvs
     for (int gr = 0; gr < size; ++gr) {

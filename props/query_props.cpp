@@ -1,12 +1,15 @@
 // The query/control functions on every cluster shape: rank, world size, local rank/size/group,
 // get_dist_info, is_main_process, is_distributed, get_backend, master_only (exactly once, on rank
-// 0), barrier (no rank leaves before all arrive), and membership answers for random subgroups.
+// 0), barrier (no rank leaves before all arrive), membership answers for random subgroups, and
+// device meshes of random shapes.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -143,6 +146,56 @@ void group_membership() {
   }
 }
 
+// A random divisor of n (shrinks towards 1).
+rc::Gen<int> divisor_of(int n) {
+  std::vector<int> divisors;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) divisors.push_back(d);
+  return rc::gen::elementOf(divisors);
+}
+
+// A device mesh of a random shape (1 to 3 dimensions, some of size 1) over the world: each rank's
+// coordinate and, per dimension, its rank in the group and the group's members are those of the
+// row-major layout.
+template <BackendUnderTest B>
+void device_mesh_layout() {
+  const auto shape = *rc::gen::arbitrary<WorldShape>();
+  const int n = shape.size();
+  std::vector<int> mesh{*divisor_of(n)};
+  if (*rc::gen::arbitrary<bool>()) mesh.push_back(*divisor_of(n / mesh[0]));
+  const int rest = n / std::accumulate(mesh.begin(), mesh.end(), 1, std::multiplies<>());
+  if (rest > 1 || *rc::gen::arbitrary<bool>()) mesh.push_back(rest);
+  RC_LOG() << "mesh of " << mesh.size() << " dimension(s) over " << n << " ranks\n";
+  using Row = std::vector<int>;  // coordinate, then per dimension: rank in group, members
+  const auto got = run_on<B>(shape, [&] {
+    const auto m = dist::init_device_mesh(mesh);
+    Row row = m.coordinate();
+    for (std::size_t d = 0; d < mesh.size(); ++d) {
+      const auto g = m.get_group(static_cast<int>(d));
+      row.push_back(dist::get_rank(g));
+      for (int r : g.ranks()) row.push_back(r);
+    }
+    return row;
+  });
+  for (int r = 0; r < n; ++r) {
+    Row coordinate, want;
+    int stride = n;
+    for (int size : mesh) {
+      stride /= size;
+      coordinate.push_back(r / stride % size);
+    }
+    want = coordinate;
+    stride = n;
+    for (std::size_t d = 0; d < mesh.size(); ++d) {
+      stride /= mesh[d];
+      want.push_back(coordinate[d]);
+      const int base = r - coordinate[d] * stride;
+      for (int i = 0; i < mesh[d]; ++i) want.push_back(base + i * stride);
+    }
+    RC_ASSERT(got[static_cast<std::size_t>(r)] == want);
+  }
+}
+
 template <class B>
 class Queries : public BackendSuite<B> {};
 TYPED_TEST_SUITE(Queries, AllBackends, BackendNames);
@@ -152,6 +205,9 @@ TYPED_TEST(Queries, MatchTheClusterShape) {
 }
 TYPED_TEST(Queries, SubgroupMembership) {
   check(100, [] { group_membership<TypeParam>(); });
+}
+TYPED_TEST(Queries, DeviceMeshLayout) {
+  check(60, [] { device_mesh_layout<TypeParam>(); });
 }
 
 }  // namespace
