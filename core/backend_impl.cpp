@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/work_state.hpp"
+#include "dist/errors.hpp"
 
 namespace dist::core {
 
@@ -30,6 +32,8 @@ void copy_elements(void* dst, const void* src, std::size_t count, DType dtype) {
 
 // Internal tags: negative, so they never match a user's (validated non-negative) tag.
 constexpr int all_to_all_tag = -1;
+constexpr int all_to_all_v_tag = -2;
+
 }  // namespace
 
 Work BackendImpl::reduce(Buf data, ReduceOp op, int root) {
@@ -80,6 +84,43 @@ Work BackendImpl::all_to_all(Buf input, Buf output) {
         recv({at(output, offset), chunk, output.dtype, output.device}, peer, all_to_all_tag));
   }
   for (auto& w : pending) w.wait();
+  return completed_work();
+}
+
+Work BackendImpl::all_to_all_v(Buf input, Buf output, std::span<const std::size_t> input_counts,
+                               std::span<const std::size_t> output_counts) {
+  const auto me = static_cast<std::size_t>(rank());  // its own block's sizes agree (validated)
+  std::vector<Work> pending;
+  std::vector<int> peers;  // the peer of each pending Work
+  std::size_t in_offset = 0, out_offset = 0;
+  for (std::size_t peer = 0; peer < input_counts.size(); ++peer) {
+    const Buf in{at(input, in_offset), input_counts[peer], input.dtype, input.device};
+    const Buf out{at(output, out_offset), output_counts[peer], output.dtype, output.device};
+    in_offset += input_counts[peer];
+    out_offset += output_counts[peer];
+    if (peer == me) {
+      copy_elements(out.data, in.data, in.count, input.dtype);
+      continue;
+    }
+    pending.push_back(send(in, static_cast<int>(peer), all_to_all_v_tag));
+    pending.push_back(recv(out, static_cast<int>(peer), all_to_all_v_tag));
+    peers.push_back(static_cast<int>(peer));
+    peers.push_back(static_cast<int>(peer));
+  }
+  // A size mismatch (the p2p layer's InvalidArgument, sim's DesyncError) waits for the other
+  // messages, so none outlives the call, then is raised as the all_to_all's; other errors at once.
+  std::string mismatch;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    try {
+      pending[i].wait();
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::invalid_argument && e.code() != ErrorCode::desync) throw;
+      if (mismatch.empty())
+        mismatch = "all_to_all with splits: ranks " + std::to_string(rank()) + " and " +
+                   std::to_string(peers[i]) + " disagree on the size of a block: " + e.what();
+    }
+  }
+  if (!mismatch.empty()) throw DesyncError(mismatch);
   return completed_work();
 }
 

@@ -49,6 +49,12 @@ class DIST_API BackendImpl {
   virtual Work scatter(Buf input, Buf output, int root);
   virtual Work reduce_scatter(Buf input, Buf output, ReduceOp op);
   virtual Work all_to_all(Buf input, Buf output);
+  // Uneven all_to_all: input_counts[j] elements of input (after the earlier blocks) go to rank j,
+  // and output_counts[i] elements come from rank i, in rank order. Every rank's
+  // input_counts[j] must be rank j's output_counts[i]: a pair that disagrees is a DesyncError on
+  // both of its ranks.
+  virtual Work all_to_all_v(Buf input, Buf output, std::span<const std::size_t> input_counts,
+                            std::span<const std::size_t> output_counts);
   // Variable-size all_gather: rank r contributes counts[r] elements; output holds their sum.
   virtual Work all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts);
 };

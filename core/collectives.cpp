@@ -131,6 +131,28 @@ Work all_to_all(BufferRef output, BufferRef input, const Group& group) {
   return t.backend->all_to_all(input, output);
 }
 
+Work all_to_all_v(BufferRef output, BufferRef input, std::span<const std::int64_t> output_splits,
+                  std::span<const std::int64_t> input_splits, const Group& group) {
+  constexpr const char* function = "all_to_all";
+  const auto t = resolve_group(group, function);
+  core::check_same_dtype(input, output, function);
+  const auto in_counts =
+      core::check_splits(input_splits, t.size, input.count, function, "input_splits", "input");
+  const auto out_counts =
+      core::check_splits(output_splits, t.size, output.count, function, "output_splits", "output");
+  core::check_disjoint(input, output, std::nullopt, function, "input", "output");
+  const auto me = static_cast<std::size_t>(t.rank);
+  if (in_counts[me] != out_counts[me])  // the block a rank sends itself
+    throw InvalidArgument("all_to_all: the caller (group rank " + std::to_string(me) +
+                          ") sends itself input_splits[" + std::to_string(me) + "] = " +
+                          std::to_string(in_counts[me]) + " elements but expects output_splits[" +
+                          std::to_string(me) + "] = " + std::to_string(out_counts[me]));
+  if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
+  check_buffer(input, t.backend, function, "input");
+  check_buffer(output, t.backend, function, "output");
+  return t.backend->all_to_all_v(input, output, in_counts, out_counts);
+}
+
 Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t> counts,
                   const Group& group) {
   const auto t = resolve_group(group, "all_gather_v");

@@ -96,6 +96,28 @@ void check_tag(int tag, const char* function) {
                           " must be non-negative");
 }
 
+std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int size,
+                                      std::size_t count, const char* function, const char* argument,
+                                      const char* buffer) {
+  if (splits.size() != static_cast<std::size_t>(size))
+    throw InvalidArgument(where(function, argument) + " has " + std::to_string(splits.size()) +
+                          " entries for a group of " + std::to_string(size) +
+                          " ranks (one split per group rank)");
+  std::vector<std::size_t> counts;
+  std::size_t sum = 0;
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    if (splits[i] < 0)
+      throw InvalidArgument(where(function, argument) + "[" + std::to_string(i) +
+                            "] = " + std::to_string(splits[i]) + " is negative");
+    counts.push_back(static_cast<std::size_t>(splits[i]));
+    sum += counts.back();
+  }
+  if (sum != count)
+    throw InvalidArgument(where(function, argument) + " sums to " + std::to_string(sum) +
+                          ", but '" + buffer + "' holds " + std::to_string(count) + " elements");
+  return counts;
+}
+
 Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
                  const char* argument) {
   const auto t = resolve_group(group, function);

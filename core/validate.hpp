@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "core/backend_impl.hpp"
 #include "core/context.hpp"
@@ -35,6 +38,11 @@ void check_count(std::size_t actual, std::size_t expected, const char* function,
                  const char* argument, const char* rule);
 void check_same_dtype(const Buf& a, const Buf& b, const char* function);
 void check_divisible(std::size_t count, int size, const char* function, const char* argument);
+// An uneven all_to_all's split sizes (`argument`): one per group rank, none negative, summing to
+// the count of `buffer`. Returns them as element counts.
+std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int size,
+                                      std::size_t count, const char* function, const char* argument,
+                                      const char* buffer);
 // A send's or recv's arguments: a member of `group`, `peer` (named `argument`) another rank of
 // it, a non-negative tag, a buffer the backend reaches. Returns the resolved group.
 Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,

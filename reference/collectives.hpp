@@ -144,6 +144,33 @@ PerRank<T> all_to_all(const PerRank<T>& in) {
   return out;
 }
 
+// Uneven all_to_all (torch's all_to_all_single with split sizes): rank r sends the
+// splits[r][j] elements of in[r] after its first j blocks to rank j, and out[j] holds what every
+// rank sent it, in rank order. Errors: world 0, a rank without one split per rank, splits that do
+// not sum to the rank's input.
+template <class T>
+PerRank<T> all_to_all_v(const PerRank<T>& in, const std::vector<std::vector<std::size_t>>& splits) {
+  constexpr std::string_view where = "all_to_all_v";
+  detail::check_world(where, static_cast<int>(in.size()));
+  if (splits.size() != in.size()) detail::invalid(where, "one list of splits per rank is required");
+  PerRank<T> out(in.size());
+  for (std::size_t r = 0; r < in.size(); ++r) {
+    if (splits[r].size() != in.size())
+      detail::invalid(where, "rank " + std::to_string(r) + " needs one split per rank");
+    std::size_t offset = 0;
+    for (std::size_t j = 0; j < in.size(); ++j) {
+      if (offset + splits[r][j] > in[r].size())
+        detail::invalid(where, "rank " + std::to_string(r) + "'s splits exceed its input");
+      const auto first = in[r].begin() + static_cast<std::ptrdiff_t>(offset);
+      out[j].insert(out[j].end(), first, first + static_cast<std::ptrdiff_t>(splits[r][j]));
+      offset += splits[r][j];
+    }
+    if (offset != in[r].size())
+      detail::invalid(where, "rank " + std::to_string(r) + "'s splits do not sum to its input");
+  }
+  return out;
+}
+
 // No data moves. Validates world >= 1; its meaning (nobody leaves before all arrive) is tested on
 // the backends.
 inline void barrier(int world) { detail::check_world("barrier", world); }

@@ -18,6 +18,7 @@ std::string_view to_string(CallKind kind) {
     case CallKind::send: return "send";
     case CallKind::recv: return "recv";
     case CallKind::all_gather_v: return "all_gather_v";
+    case CallKind::all_to_all_v: return "all_to_all_v";
   }
   return "unknown";
 }
@@ -59,7 +60,8 @@ std::string describe(const CallDesc& c, std::span<const int> split_ranks,
   if (is_p2p(c.kind)) add("tag=" + std::to_string(c.tag));
   if (c.kind == CallKind::split && !split_ranks.empty()) add(braced("ranks", split_ranks));
   if (c.kind == CallKind::all_gather_v && !counts.empty()) add(braced("counts", counts));
-  if (has_data(c.kind)) add(std::string(to_string(c.dtype)) + " x " + std::to_string(c.count));
+  if (c.kind == CallKind::all_to_all_v) add(std::string(to_string(c.dtype)) + ", splits");
+  else if (has_data(c.kind)) add(std::string(to_string(c.dtype)) + " x " + std::to_string(c.count));
   return text + ")";
 }
 

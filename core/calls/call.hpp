@@ -28,7 +28,8 @@ enum class CallKind : std::uint8_t {
   split,
   send,
   recv,
-  all_gather_v
+  all_gather_v,
+  all_to_all_v  // with split sizes, which differ between ranks: its count is 0
 };
 inline constexpr int call_kind_count = 13;
 // "all_reduce", ...; split reads "new_group".

@@ -137,6 +137,11 @@ class CallLayer final : public BackendImpl {
     d.lists = hash_list(values);
     return call(d, [&] { return inner_->all_gather_v(input, output, counts); });
   }
+  Work all_to_all_v(Buf input, Buf output, std::span<const std::size_t> input_counts,
+                    std::span<const std::size_t> output_counts) override {
+    return call(make_call(CallKind::all_to_all_v, input.dtype),
+                [&] { return inner_->all_to_all_v(input, output, input_counts, output_counts); });
+  }
   std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
 
  private:

@@ -11,11 +11,14 @@
 // - The *_async forms return a Work; the buffers must outlive its wait().
 #pragma once
 
+#include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dist/api.hpp"
 #include "dist/detail/erased.hpp"
+#include "dist/errors.hpp"
 #include "dist/export.hpp"
 #include "dist/tensor.hpp"
 #include "dist/types.hpp"
@@ -199,6 +202,61 @@ template <Element T, Element U>
 Work all_to_all_async(std::span<T> output, std::span<U> input, const Group& group = {}) {
   return detail::issued(
       detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group));
+}
+
+// all_to_all with split sizes (torch's all_to_all_single with output_split_sizes and
+// input_split_sizes, as mixture-of-experts layers exchange tokens): the input_splits[j] elements
+// after input's first j blocks go to group rank j, and output's block i (output_splits[i]
+// elements) comes from group rank i. Splits hold one entry per group rank, none negative, summing
+// to the buffer's count (InvalidArgument). Rank i's input_splits[j] must equal rank j's
+// output_splits[i]: a pair that disagrees is a DesyncError on both, naming them and the sizes.
+template <Element T, Element U>
+void all_to_all(std::span<T> output, std::span<U> input,
+                std::span<const std::int64_t> output_splits,
+                std::span<const std::int64_t> input_splits, const Group& group = {}) {
+  detail::all_to_all_v(detail::buffer_of(output), detail::buffer_of(input), output_splits,
+                       input_splits, group)
+      .wait();
+}
+template <Element T, Element U>
+Work all_to_all_async(std::span<T> output, std::span<U> input,
+                      std::span<const std::int64_t> output_splits,
+                      std::span<const std::int64_t> input_splits, const Group& group = {}) {
+  return detail::issued(detail::all_to_all_v(detail::buffer_of(output), detail::buffer_of(input),
+                                             output_splits, input_splits, group));
+}
+// The list form, which learns the sizes itself (one all_to_all of the counts first): inputs[j]
+// goes to group rank j, and result[i] came from group rank i; sizes may differ. inputs holds one
+// list per group rank (InvalidArgument otherwise).
+template <Element T>
+std::vector<std::vector<T>> all_to_all(const std::vector<std::vector<T>>& inputs,
+                                       const Group& group = {}) {
+  const auto n = static_cast<std::size_t>(detail::group_size_checked(group, "all_to_all"));
+  if (inputs.size() != n)
+    throw InvalidArgument("all_to_all: " + std::to_string(inputs.size()) +
+                          " input lists for a group of " + std::to_string(n) +
+                          " ranks (inputs[j] goes to group rank j)");
+  std::vector<std::int64_t> input_splits, output_splits(n);
+  std::vector<T> flat;
+  for (const auto& v : inputs) {
+    input_splits.push_back(static_cast<std::int64_t>(v.size()));
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  if (n > 1)
+    all_to_all(std::span<std::int64_t>(output_splits), std::span<const std::int64_t>(input_splits),
+               group);
+  else output_splits = input_splits;
+  std::size_t total = 0;
+  for (const std::int64_t s : output_splits) total += static_cast<std::size_t>(s);
+  std::vector<T> out(total);
+  all_to_all(std::span<T>(out), std::span<const T>(flat), output_splits, input_splits, group);
+  std::vector<std::vector<T>> result;
+  auto first = out.begin();
+  for (const std::int64_t s : output_splits) {
+    result.emplace_back(first, first + static_cast<std::ptrdiff_t>(s));
+    first += static_cast<std::ptrdiff_t>(s);
+  }
+  return result;
 }
 
 }  // namespace dist

@@ -219,6 +219,44 @@ Work MpiBackend::all_to_all(core::Buf input, core::Buf output) {
       copy_out(output, s.out), std::move(s.scratch));
 }
 
+Work MpiBackend::all_to_all_v(core::Buf input, core::Buf output,
+                              std::span<const std::size_t> input_counts,
+                              std::span<const std::size_t> output_counts) {
+  // MPI reads the four count and offset arrays until completion: they are staged too.
+  const std::size_t n = input_counts.size();
+  Staged s = stage(&input, &output, 4 * n * sizeof(int));
+  int* send_counts = reinterpret_cast<int*>(s.head);
+  int* send_offsets = send_counts + n;
+  int* recv_counts = send_offsets + n;
+  int* recv_offsets = recv_counts + n;
+  std::size_t in_offset = 0, out_offset = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    send_counts[i] = mpi_count(input_counts[i], "all_to_all");
+    send_offsets[i] = mpi_count(in_offset, "all_to_all");
+    recv_counts[i] = mpi_count(output_counts[i], "all_to_all");
+    recv_offsets[i] = mpi_count(out_offset, "all_to_all");
+    in_offset += input_counts[i];
+    out_offset += output_counts[i];
+  }
+  const MPI_Datatype type = mpi_datatype(input.dtype);
+  // A peer that sends more than this rank's split for it truncates (MPI_ERR_TRUNCATE in the
+  // status): the output is left as it was. MPI does not say which peer, nor tell the sender.
+  Finish finish = [copy = copy_out(output, s.out), me = rank()](const MPI_Status& status) {
+    if (status.MPI_ERROR == MPI_ERR_TRUNCATE)
+      throw DesyncError("all_to_all with splits: a rank sends group rank " + std::to_string(me) +
+                        " more elements than its output_splits expect from it (MPI_ERR_TRUNCATE; "
+                        "MPI does not say which rank)");
+    copy(status);
+  };
+  return collective(
+      CallKind::all_to_all_v,
+      [&](MPI_Request* r) {
+    return MPI_Ialltoallv(s.in, send_counts, send_offsets, type, s.out, recv_counts, recv_offsets,
+                          type, comm_->handle(), r);
+      },
+      std::move(finish), std::move(s.scratch));
+}
+
 Work MpiBackend::barrier() {
   return collective(CallKind::barrier,
                     [&](MPI_Request* r) { return MPI_Ibarrier(comm_->handle(), r); });

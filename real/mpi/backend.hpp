@@ -39,6 +39,8 @@ class MpiBackend final : public core::BackendImpl {
   Work all_to_all(core::Buf input, core::Buf output) override;
   Work all_gather_v(core::Buf input, core::Buf output,
                     std::span<const std::size_t> counts) override;
+  Work all_to_all_v(core::Buf input, core::Buf output, std::span<const std::size_t> input_counts,
+                    std::span<const std::size_t> output_counts) override;
 
  private:
   // Starts collective #n: checks the group, then `post(request)` issues the MPI call under the

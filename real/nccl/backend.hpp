@@ -42,6 +42,8 @@ class NcclBackend final : public core::BackendImpl {
   Work scatter(core::Buf input, core::Buf output, int root) override;
   Work reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) override;
   Work all_to_all(core::Buf input, core::Buf output) override;
+  Work all_to_all_v(core::Buf input, core::Buf output, std::span<const std::size_t> input_counts,
+                    std::span<const std::size_t> output_counts) override;
   Work all_gather_v(core::Buf input, core::Buf output,
                     std::span<const std::size_t> counts) override;
 

@@ -124,6 +124,38 @@ Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
   return s.finish();
 }
 
+Work NcclBackend::all_to_all_v(core::Buf input, core::Buf output,
+                               std::span<const std::size_t> input_counts,
+                               std::span<const std::size_t> output_counts) {
+  DeviceGuard guard(comm_->spec().device);
+  Staging s = begin(core::CallKind::all_to_all_v);
+  if (input.count == 0 && output.count == 0) return core::completed_work();
+  void* in = s.input(input);
+  void* out = s.output(output, false);  // never overlapping: the front end refuses it
+  const ncclDataType_t type = nccl_dtype(input.dtype);
+  std::vector<std::size_t> in_at(input_counts.size()), out_at(output_counts.size());
+  for (std::size_t r = 1; r < in_at.size(); ++r) {
+    in_at[r] = in_at[r - 1] + input_counts[r - 1];
+    out_at[r] = out_at[r - 1] + output_counts[r - 1];
+  }
+  const auto me = static_cast<std::size_t>(rank());
+  copy_on_device(s, element(out, out_at[me], input.dtype), element(in, in_at[me], input.dtype),
+                 input_counts[me] * dtype_size(input.dtype));
+  grouped(s, [&](ncclComm_t c, auto call) {
+    for (std::size_t r = 0; r < in_at.size(); ++r) {
+      if (r == me) continue;
+      const int peer = static_cast<int>(r);
+      if (input_counts[r] > 0)
+        call(ncclSend(element(in, in_at[r], input.dtype), input_counts[r], type, peer, c,
+                      comm_->stream()));
+      if (output_counts[r] > 0)
+        call(ncclRecv(element(out, out_at[r], output.dtype), output_counts[r], type, peer, c,
+                      comm_->stream()));
+    }
+  });
+  return s.finish();
+}
+
 Work NcclBackend::all_gather_v(core::Buf input, core::Buf output,
                                std::span<const std::size_t> counts) {
   DeviceGuard guard(comm_->spec().device);

@@ -47,6 +47,12 @@ DIST_API Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op,
                              const Group& group);
 // `input` and `output` hold group-size × n elements each.
 DIST_API Work all_to_all(BufferRef output, BufferRef input, const Group& group);
+// Uneven all_to_all: input_splits[j] elements (after the earlier blocks) go to group rank j, and
+// output_splits[i] elements come from group rank i (checked: one split per rank, none negative,
+// summing to the buffer's count).
+DIST_API Work all_to_all_v(BufferRef output, BufferRef input,
+                           std::span<const std::int64_t> output_splits,
+                           std::span<const std::int64_t> input_splits, const Group& group);
 // Variable-size all_gather: rank r contributes counts[r] elements (every rank passes the same
 // counts, and input.count == counts[own rank]); output holds their sum, in rank order.
 DIST_API Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t> counts,

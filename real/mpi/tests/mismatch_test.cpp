@@ -114,4 +114,29 @@ TEST(MpiMismatch, NonBlockingSendAndRecvRaiseFromWaitOnBothRanks) {
   dist::barrier();
 }
 
+// An uneven all_to_all whose splits disagree (rank 0 sends rank 1 two elements, rank 1 expects
+// one): MPI_Ialltoallv truncates on the receiver, which raises DesyncError naming the call (MPI
+// does not say which rank sent too much, nor tell the sender); never an abort of the job.
+TEST(MpiZMismatch, AnUnevenAllToAllWhoseSplitsDisagreeIsAnError) {
+  if (world() != 2) GTEST_SKIP() << "needs exactly 2 ranks";
+  const std::vector<std::int64_t> in_splits =
+      rank() == 0 ? std::vector<std::int64_t>{1, 2} : std::vector<std::int64_t>{1, 1};
+  const std::vector<std::int64_t> out_splits{1, 1};
+  std::vector<float> input(rank() == 0 ? 3 : 2), output(2);
+  std::string error;
+  try {
+    dist::all_to_all(std::span<float>(output), std::span<const float>(input), out_splits,
+                     in_splits);
+  } catch (const dist::Error& e) {
+    error = std::string(to_string(e.code())) + ": " + e.what();
+  }
+  if (rank() == 1) {
+    EXPECT_EQ(error.rfind("desync: all_to_all with splits: a rank sends group rank 1 more elements "
+                          "than its output_splits expect from it",
+                          0),
+              0u)
+        << error;
+  }
+}
+
 }  // namespace
