@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dist/errors.hpp"
+#include "dist/init.hpp"
 
 namespace {
 
@@ -26,6 +27,13 @@ TEST(Registry, EveryRealBackendHasOneRowWithItsFunctions) {
     EXPECT_EQ(&backend_entry(entry->kind, "test"), entry);
   }
   EXPECT_EQ(kinds, (std::set<Backend>{Backend::gloo, Backend::nccl, Backend::mpi}));
+}
+
+// is_<name>_available follows what CMake found (with or without a GPU for nccl).
+TEST(Registry, AvailabilityFollowsTheBuild) {
+  EXPECT_EQ(dist::is_gloo_available(), DIST_TEST_HAVE_GLOO != 0);
+  EXPECT_EQ(dist::is_mpi_available(), DIST_TEST_HAVE_MPI != 0);
+  EXPECT_EQ(dist::is_nccl_available(), DIST_TEST_HAVE_NCCL != 0);
 }
 
 TEST(Registry, SimIsNotARealBackend) {

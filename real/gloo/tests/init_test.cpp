@@ -29,13 +29,6 @@ void expect_invalid_naming(const std::function<void()>& f, const std::string& ne
   EXPECT_EQ(dist::is_distributed(), distributed_before);
 }
 
-// What this build has: gloo always (its tests run here); mpi and nccl as CMake found them.
-TEST(InitProcessGroup, AvailabilityFollowsTheBuild) {
-  EXPECT_TRUE(dist::is_gloo_available());
-  EXPECT_EQ(dist::is_mpi_available(), DIST_TEST_HAVE_MPI != 0);
-  EXPECT_EQ(dist::is_nccl_available(), DIST_TEST_HAVE_NCCL != 0);  // with or without a GPU
-}
-
 TEST(InitProcessGroup, EnvMethodNamesEachMissingVariable) {
   ScopedEnv addr("MASTER_ADDR", std::nullopt), port("MASTER_PORT", std::nullopt),
       rank("RANK", std::nullopt), world("WORLD_SIZE", std::nullopt);
