@@ -92,9 +92,21 @@ TEST(Distrun, AKilledRankGives128PlusTheSignal) {
   EXPECT_NE(r.err.find("distrun: rank 0: killed by signal 9"), std::string::npos) << r.err;
 }
 
+// Kills rank 1 (by the pid it printed) once rank 0 has said it ignores SIGTERM, so rank 0 can
+// never see the TERM before it ignores it.
+launch_test::OutputHook kill_rank1_when_rank0_ignores_term() {
+  return [sent = false](pid_t, const std::string& out, const std::string&) mutable {
+    const auto pid_at = out.find("[1] pid ");
+    if (sent || out.find("[0] ready") == std::string::npos || pid_at == std::string::npos) return;
+    ::kill(static_cast<pid_t>(std::stol(out.substr(pid_at + 8))), SIGKILL);
+    sent = true;
+  };
+}
+
 TEST(Distrun, ARankIgnoringSigtermIsKilledAfterTheGracePeriod) {
-  const auto r = run_command(distrun({"-n", "2", "--grace", "0.5", "--", PROBE_PATH,
-                                      "--kill-self-rank", "1", "--ignore-term"}), 20s);
+  const auto r = run_command(
+      distrun({"-n", "2", "--grace", "0.5", "--", PROBE_PATH, "--print-pid", "--ignore-term"}), 20s,
+      {}, kill_rank1_when_rank0_ignores_term());
   EXPECT_EQ(r.exit_code(), 128 + SIGKILL) << r.err;
   EXPECT_LT(r.elapsed, 8s);
   EXPECT_NE(r.err.find("distrun: rank 0: killed by signal 9"), std::string::npos) << r.err;

@@ -1,5 +1,6 @@
 // The child program of the distrun tests: prints its environment, lines on both streams, fails,
-// kills itself, waits for a signal or ignores SIGTERM, as its arguments say (rank from RANK).
+// kills itself, prints its pid, waits for a signal or ignores SIGTERM, as its arguments say (rank
+// from RANK).
 #include <signal.h>
 #include <unistd.h>
 
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     const int value = i + 1 < argc ? std::atoi(argv[i + 1]) : 0;
     if (arg == "--print-env") print_env();
+    else if (arg == "--print-pid") std::printf("pid %d\n", static_cast<int>(::getpid())), std::fflush(stdout);
     else if (arg == "--lines") print_lines(value), ++i;
     else if (arg == "--wait-signal") return wait_signal(false);
     else if (arg == "--ignore-term") return wait_signal(true);
