@@ -103,18 +103,42 @@ void CallLog::cross_check() {
   if (desync_published()) return;  // found here or by another rank
   const std::uint64_t version = recorder.version();
   if (version == checked_version_) return;
-  checked_version_ = version;
   const auto mine = recorder.last(checked_records);
+  bool all_compared = true;
   for (const int peer : peers_to_check(mine)) {
-    if (!store->check({status_key(peer)})) continue;
+    if (!store->check({status_key(peer)})) {
+      all_compared = false;
+      continue;
+    }
     const auto theirs = decode_records(store->get(status_key(peer), check_budget));
     const std::string found = find_divergence(mine, rank, theirs, peer);
-    if (found.empty()) continue;
+    if (found.empty()) {
+      all_compared = all_compared && holds_my_latest(mine, theirs, peer);
+      continue;
+    }
     // The first finder's words are everyone's; the others wait for them to appear.
     if (store->add(desync_key + "/claims", 1) == 1)
       store->set(desync_key, to_bytes(found), check_budget);
     return;
   }
+  // A peer that had not yet published this rank's latest calls is asked again next round, even
+  // when this rank made no call since: two ranks stuck in mismatched calls post nothing more.
+  if (all_compared) checked_version_ = version;
+}
+
+bool CallLog::holds_my_latest(const std::vector<CallRecord>& mine,
+                              const std::vector<CallRecord>& theirs, int peer) const {
+  std::lock_guard lock(groups_mutex_);
+  for (const auto& [key, ranks] : members_) {
+    if (std::find(ranks.begin(), ranks.end(), peer) == ranks.end()) continue;
+    std::uint64_t my_latest = 0, their_latest = 0;
+    for (const CallRecord& r : mine)
+      if (r.group_key == key) my_latest = std::max(my_latest, r.seq);
+    for (const CallRecord& r : theirs)
+      if (r.group_key == key) their_latest = std::max(their_latest, r.seq);
+    if (their_latest < my_latest) return false;
+  }
+  return true;
 }
 
 }  // namespace dist::core

@@ -58,6 +58,9 @@ struct CallLog {
   // compares this rank's calls with up to 4 peers' published ones.
   void cross_check();
   std::vector<int> peers_to_check(const std::vector<CallRecord>& mine) const;
+  // Whether `peer`'s published calls reach this rank's latest call in every group they share.
+  bool holds_my_latest(const std::vector<CallRecord>& mine, const std::vector<CallRecord>& theirs,
+                       int peer) const;
 
   mutable std::mutex groups_mutex_;
   std::vector<std::pair<std::string, std::vector<int>>> members_;

@@ -105,6 +105,17 @@ void throw_if_behind_and_desync(const GroupSite& site, const CallRecord& mine,
   }
 }
 
+// A rank that stopped calling (or left) because the cross-check found calls that differ: the
+// failure here follows from it. The store may be slow or gone; then nothing is added.
+void throw_if_desync_published(CallLog& log) {
+  bool published = false;
+  try {
+    published = log.desync_published();
+  } catch (const dist::Error&) {
+  }
+  if (published) throw DesyncError(log.desync_text());
+}
+
 std::string seconds_ago(std::int64_t then_us, std::int64_t now_us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(now_us - then_us) / 1e6);
@@ -187,10 +198,7 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
       roll.absent.empty() ? "" : absent_text(roll.absent, published, site.key);
   throw_if_desync(site, mine.seq, std::move(calls), absent);
   throw_if_behind_and_desync(site, mine, roll.absent, published, absent);
-  try {  // a rank that stopped calling because the cross-check found calls that differ
-    if (log.desync_published()) throw DesyncError(log.desync_text());
-  } catch (const TimeoutError&) {
-  }
+  throw_if_desync_published(log);
   std::string why = roll.absent.empty()
                         ? "every member reached it with the same call (is a device or a peer's "
                           "progress stuck?)"
@@ -206,7 +214,11 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
 void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed) {
   CallLog& log = *site.log;
   if (!log.store || !contains(site.world_ranks, failed) || failed == site.me) return;
-  if (failed == log.store->host_rank()) return;  // the store went with it: nothing to compare
+  // The store went with its host: what this rank's cross-check learned before is all there is.
+  const auto learned_before = [&log] {
+    if (log.desync_found()) throw DesyncError(log.desync_text());
+  };
+  if (failed == log.store->host_rank()) return learned_before();
   log.publish();
   // Survivors learn of a loss within moments of each other: a short window keeps a cascade of
   // losses from adding a full window each.
@@ -218,7 +230,7 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
   const std::string key = roll_key(site, mine.seq);
   const RollCall roll =
       roll_call(*log.store, key, survivors, site.me, window, encode_records({mine}));
-  if (!roll.complete) return;  // the store went with its host: nothing more to learn
+  if (!roll.complete) return learned_before();
   auto calls = answers(*log.store, key, site, survivors, roll.absent, mine, window);
   // The lost rank and the survivors that did not answer (gone too, or elsewhere): their calls
   // of this number, or the earlier ones they stopped in, as they last published them.
@@ -234,6 +246,7 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
       calls.push_back({gone[i], *r});
   throw_if_desync(site, mine.seq, std::move(calls), "");
   throw_if_behind_and_desync(site, mine, gone, published, "");
+  throw_if_desync_published(log);
 }
 
 }  // namespace dist::core

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/calls/call_layer.hpp"
+#include "core/calls/call_log.hpp"
 #include "core/calls/tests/scripted_world.hpp"
 #include "core/store/hash_store.hpp"
 #include "dist/errors.hpp"
@@ -61,6 +62,23 @@ TEST(CrossCheck, ADifferenceOlderThanTheRecordsIsStillFound) {
 TEST(CrossCheck, GroupsAreComparedApart) {
   const auto mine = calls_of({sum}, "group {0, 1}"), theirs = calls_of({max}, "world");
   EXPECT_EQ(find_divergence(mine, 0, theirs, 1), "");
+}
+
+TEST(CrossCheck, APeerThatPublishesLateIsComparedThoughThisRankMadeNoCallSince) {
+  // Rank 0 is stuck in call #1 (its records no longer change); rank 1's status appears only
+  // after rank 0's first rounds found none.
+  const auto store = std::make_shared<HashStore>();
+  CallLog log(store, 2, 0, 2s, 64);
+  const std::uint32_t world = log.recorder.add_group("world", "world");
+  log.add_members("world", {0, 1});
+  log.recorder.post(world, 1, sum, calls_of({sum}).back().chain);
+  std::this_thread::sleep_for(3 * publish_interval);
+  store->set(status_key(1), encode_records(calls_of({max})));
+  for (int round = 0; round < 50 && !log.desync_found(); ++round)
+    std::this_thread::sleep_for(publish_interval / 2);
+  ASSERT_TRUE(log.desync_found());
+  EXPECT_EQ(log.desync_text().rfind("collective on world #1: ranks disagree on 'op':\n", 0), 0u)
+      << log.desync_text();
 }
 
 TEST(CrossCheck, EveryRankRaisesTheDivergenceAtItsNextCall) {
