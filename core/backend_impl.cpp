@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/group_text.hpp"
 #include "core/work_state.hpp"
 #include "dist/errors.hpp"
 
@@ -137,6 +138,25 @@ Work BackendImpl::all_gather_v(Buf input, Buf output, std::span<const std::size_
     offset += counts[r];
   }
   return completed_work();
+}
+
+void BackendImpl::monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) {
+  try {
+    barrier().wait(timeout);
+  } catch (const TimeoutError& e) {
+    if (e.missing_ranks().empty()) throw;
+    throw monitored_barrier_timeout(e.missing_ranks(), wait_all_ranks, timeout);
+  }
+}
+
+TimeoutError monitored_barrier_timeout(const std::vector<int>& missing, bool wait_all_ranks,
+                                       std::chrono::milliseconds timeout) {
+  const std::vector<int> named =
+      wait_all_ranks ? missing : std::vector<int>(missing.begin(), missing.begin() + 1);
+  return TimeoutError("monitored_barrier (timeout " + std::to_string(timeout.count()) +
+                          " ms): " + ranks_phrase(named) + (named.size() == 1 ? " has" : " have") +
+                          " not arrived",
+                      named);
 }
 
 }  // namespace dist::core

@@ -3,6 +3,7 @@
 // group-local ranks. Arguments arrive validated.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "dist/api.hpp"
 #include "dist/detail/erased.hpp"
+#include "dist/errors.hpp"
 #include "dist/types.hpp"
 
 namespace dist::core {
@@ -57,6 +59,16 @@ class DIST_API BackendImpl {
                             std::span<const std::size_t> output_counts);
   // Variable-size all_gather: rank r contributes counts[r] elements; output holds their sum.
   virtual Work all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts);
+  // A barrier that, within `timeout`, raises monitored_barrier_timeout naming the world ranks
+  // that had not arrived. This default waits on barrier() with the timeout; the call layer
+  // meets in the job's store instead (core/calls/call_layer.cpp).
+  virtual void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks);
 };
+
+// monitored_barrier's TimeoutError: the first of `missing` (world ranks, in group order), or all
+// of them with `wait_all_ranks`.
+DIST_API TimeoutError monitored_barrier_timeout(const std::vector<int>& missing,
+                                                bool wait_all_ranks,
+                                                std::chrono::milliseconds timeout);
 
 }  // namespace dist::core

@@ -128,6 +128,14 @@ Work barrier_async(const Group& group) { return detail::issued(barrier_work(grou
 
 void barrier(const Group& group) { barrier_work(group).wait(); }
 
+void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks, const Group& group) {
+  if (timeout.count() < 0)
+    throw InvalidArgument("monitored_barrier: the timeout must not be negative, got " +
+                          std::to_string(timeout.count()) + " ms");
+  const auto t = core::resolve_group(group, "monitored_barrier");
+  if (t.size > 1) t.backend->monitored_barrier(timeout, wait_all_ranks);
+}
+
 Group new_group(std::vector<int> ranks) {
   core::Context* ctx = core::current_context();
   if (!ctx)

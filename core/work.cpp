@@ -1,32 +1,90 @@
 // dist::Work: forwards to its WorkState (through the call layer when it recorded the call) and
 // takes an issued Work out of its rank's ledger (core/work_ledger.hpp); a default Work is complete.
+#include <algorithm>
+#include <string>
+#include <thread>
+
 #include "core/calls/call_layer.hpp"
 #include "core/work_ledger.hpp"
 #include "core/work_state.hpp"
+#include "dist/errors.hpp"
 
 namespace dist {
 
-void Work::wait() {
-  if (!state_) return;
-  const bool issued = state_->issued.ticket != 0;
+namespace {
+// Waits (`timeout`: within it) through the call layer when it recorded the call, keeping the
+// error for exception() and taking an issued Work out of its ledger.
+void wait_state(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout) {
+  const bool issued = state.issued.ticket != 0;
   try {
-    if (state_->recorded.site) core::wait_recorded(*state_);
-    else state_->wait();
+    if (state.recorded.site) core::wait_recorded(state, timeout);
+    else if (timeout) state.wait_for(*timeout);
+    else state.wait();
   } catch (...) {
-    if (issued) core::finish_issued(*state_, false);
+    state.failure = std::current_exception();
+    if (issued) core::finish_issued(state, false);
     throw;
   }
-  if (issued) core::finish_issued(*state_, true);
+  if (issued) core::finish_issued(state, true);
+}
+}  // namespace
+
+void Work::wait() {
+  if (state_) wait_state(*state_, std::nullopt);
+}
+
+void Work::wait(std::chrono::milliseconds timeout) {
+  if (timeout.count() < 0)
+    throw InvalidArgument("Work::wait: the timeout must not be negative, got " +
+                          std::to_string(timeout.count()) + " ms");
+  if (state_) wait_state(*state_, timeout);
 }
 
 bool Work::is_completed() const {
   if (!state_) return true;
-  const bool done = state_->is_completed();
+  bool done = false;
+  try {
+    done = state_->is_completed();
+  } catch (...) {
+    state_->failure = std::current_exception();
+    throw;
+  }
   if (done && state_->issued.ticket != 0) core::finish_issued(*state_, true);
   return done;
 }
 
+std::exception_ptr Work::exception() const {
+  if (!state_) return nullptr;
+  if (!state_->failure) {
+    try {
+      state_->is_completed();
+    } catch (...) {
+      state_->failure = std::current_exception();
+    }
+  }
+  return state_->failure;
+}
+
 }  // namespace dist
+
+namespace dist::detail {
+
+void WorkState::wait_for(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto pause = std::chrono::microseconds(50);
+  while (!is_completed()) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw TimeoutError((describe().empty() ? std::string("the operation") : describe()) +
+                             " did not complete within " + std::to_string(timeout.count()) +
+                             " ms (Work::wait with a timeout)",
+                         {});
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  }
+  wait();  // completed: its error, if any
+}
+
+}  // namespace dist::detail
 
 namespace dist::core {
 

@@ -2,6 +2,7 @@
 // trivial states every backend needs (already done, failed before it started).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -25,6 +26,13 @@ class WorkState {
   virtual void wait() = 0;
   // Whether it has completed (may make progress on the operation, never blocks).
   virtual bool is_completed() = 0;
+  // wait() within `timeout` (or the backend's own, when shorter): TimeoutError otherwise. This
+  // default polls is_completed(); a backend whose operations progress only inside wait()
+  // overrides it.
+  virtual void wait_for(std::chrono::milliseconds timeout);
+
+  // The error wait() or is_completed() raised (Work::exception).
+  std::exception_ptr failure;
 
   // Set by the call layer (core/calls) on an operation it recorded, so Work::wait ends the
   // record and explains a failure (core::wait_recorded) without a state of its own per call.

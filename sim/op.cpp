@@ -37,6 +37,13 @@ std::string Op::describe(std::size_t i) const {
   return calls[i].describe() + where;
 }
 
+bool Op::waits_out() const {
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (arrived[i])
+      return calls[i].kind == OpKind::barrier && calls[i].tag == monitored_barrier_tag;
+  return false;
+}
+
 std::vector<int> Op::missing() const {
   std::vector<int> out;
   for (std::size_t i = 0; i < participants.size(); ++i)

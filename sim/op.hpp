@@ -123,6 +123,12 @@ struct Op {
   // "all_reduce(op=sum, float32 x 8) on world, #3" from participant i's point of view.
   std::string describe(std::size_t i) const;
   std::vector<int> missing() const;  // participants that have not arrived
+  // A monitored barrier's op (its calls carry monitored_barrier_tag): it ends at its waiters'
+  // timeout, naming who did not come, rather than failing once sim proves someone never will.
+  bool waits_out() const;
 };
+
+// The tag of a monitored barrier's calls (a barrier has no tag otherwise).
+inline constexpr std::int32_t monitored_barrier_tag = 1;
 
 }  // namespace dist::sim

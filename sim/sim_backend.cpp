@@ -17,6 +17,7 @@ class SimWork final : public dist::detail::WorkState {
     if (op_->state.load(std::memory_order_acquire) == Op::State::done) OpPool::retire(std::move(op_));
   }
   void wait() override { world_.wait(rank_, op_); }
+  void wait_for(std::chrono::milliseconds timeout) override { world_.wait(rank_, op_, timeout); }
   bool is_completed() override { return world_.test(rank_, op_); }
   std::string describe() const override {
     return op_->describe(static_cast<std::size_t>(op_->index_of(rank_)));
@@ -126,6 +127,24 @@ Work SimBackend::barrier() {
   Call c;
   c.kind = OpKind::barrier;
   return post(std::move(c));
+}
+
+void SimBackend::monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) {
+  Call c;
+  c.kind = OpKind::barrier;
+  c.tag = monitored_barrier_tag;
+  const auto op = world_.post_collective(comm_, rank_, std::move(c));
+  try {
+    world_.wait(global_rank_, op, timeout, true);
+  } catch (const Error&) {
+    std::vector<int> missing;
+    {
+      std::lock_guard gate(comm_->gathering.gate);  // late arrivals may still be coming
+      missing = op->missing();
+    }
+    if (missing.empty()) throw;
+    throw core::monitored_barrier_timeout(missing, wait_all_ranks, timeout);
+  }
 }
 
 std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ranks) {

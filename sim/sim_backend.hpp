@@ -23,6 +23,9 @@ class SimBackend final : public core::BackendImpl {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   Work barrier() override;
+  // One barrier op (Op::waits_out) waited with the timeout: the members that had not arrived by
+  // then are named.
+  void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;

@@ -236,6 +236,7 @@ World::Arrival World::register_arrival(Op& op, std::size_t index, Call&& call) {
   }
   if (op.arrived.count() == op.arrived.size())
     return {Arrival::Kind::all_arrived, {}};
+  if (op.waits_out()) return {};
   if (auto error = unreachable_error(op)) return {Arrival::Kind::fail, std::move(error)};
   return {};
 }

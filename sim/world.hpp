@@ -47,8 +47,12 @@ class World {
   // Posts a send (call.root = dst) or recv (call.root = src) of `group_rank` on `comm`.
   std::shared_ptr<Op> post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call&& call);
 
-  // Blocks global rank `rank` until `op` completes; rethrows the op's error.
-  void wait(int rank, const std::shared_ptr<Op>& op);
+  // Blocks global rank `rank` until `op` completes; rethrows the op's error. `limit` (Work::wait's
+  // timeout) shortens the run's timeout for this wait (a wait that can never complete is still a
+  // DeadlockError at once).
+  // `waits_out`: the op is a monitored barrier's (Op::waits_out), which a deadlock does not end.
+  void wait(int rank, const std::shared_ptr<Op>& op,
+            std::optional<std::chrono::milliseconds> limit = std::nullopt, bool waits_out = false);
   // Whether `op` has completed, after making progress on it; rethrows its error.
   bool test(int rank, const std::shared_ptr<Op>& op);
 
@@ -75,6 +79,8 @@ class World {
     int calls = 0;                                  // communication calls made (for faults)
     std::optional<double> sleep_until_us;           // deterministic: stalled by a fault
     double deadline_us = 0;                         // deterministic: when its wait times out
+    std::optional<std::chrono::milliseconds> wait_limit;  // deterministic: Work::wait's timeout
+    bool waits_out = false;  // blocked in a monitored barrier (see World::wait)
     // Concurrent mode: the CPU it last ran on in the fabric (a waiter yields to a participant
     // on its own CPU, world_wait.cpp).
     std::atomic<int> cpu{-1};
@@ -107,7 +113,7 @@ class World {
   void complete(Op& op, bool locked);
   void wake(const Op& op, bool locked);
   void check_deadlock();
-  void fail_on_timeout(const std::shared_ptr<Op>& op, int rank);
+  void fail_on_timeout(const std::shared_ptr<Op>& op, int rank, std::chrono::milliseconds after);
   bool execute_chunk(Op& op);
   enum class Poll { waiting, worked, claimed, finished };
   Poll poll(Op& op);
@@ -117,8 +123,10 @@ class World {
   std::string rank_activity(int rank) const;
 
   // The two ways of waiting (world_wait.cpp) and the deterministic scheduler.
-  void wait_concurrent(int rank, const std::shared_ptr<Op>& op);
-  void wait_deterministic(int rank, const std::shared_ptr<Op>& op);
+  void wait_concurrent(int rank, const std::shared_ptr<Op>& op,
+                       std::optional<std::chrono::milliseconds> limit, bool waits_out);
+  void wait_deterministic(int rank, const std::shared_ptr<Op>& op,
+                          std::optional<std::chrono::milliseconds> limit, bool waits_out);
   void yield(std::unique_lock<std::mutex>& lock, int rank);
   void pass_baton();
   bool advance_virtual_clock();

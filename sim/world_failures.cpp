@@ -53,6 +53,8 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
     if (op->arrived[static_cast<std::size_t>(i)]) {
       doomed.emplace_back(op, std::make_exception_ptr(DeadlockError(
                                   abandoned_message(*op, static_cast<std::size_t>(i), rank))));
+    } else if (op->waits_out()) {
+      return;
     } else if (auto e = unreachable_error(*op)) {
       doomed.emplace_back(op, std::move(e));
     }
@@ -77,6 +79,9 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
 // Under the fabric's lock.
 void World::check_deadlock() {
   if (blocked_ == 0 || blocked_ + finished_ < size()) return;
+  // A monitored barrier's waiters end at their deadline, naming the absent: not a deadlock yet.
+  for (const auto& r : ranks_)
+    if (r.blocked && r.waits_out) return;
   for (const auto& op : runnable_)
     if (op->next_chunk.load() < op->plan.chunks) return;  // work is still waiting for hands
   std::vector<std::string> lines;
@@ -101,13 +106,14 @@ std::string World::rank_activity(int rank) const {
 }
 
 // Under the fabric's lock.
-void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank) {
+void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank,
+                            std::chrono::milliseconds after) {
   std::exception_ptr error;
   {
     std::lock_guard gate(op->comm->gathering.gate);  // its arrivals may still be coming
     const int i = op->index_of(rank);
     error = std::make_exception_ptr(TimeoutError(
-        timeout_message(*op, static_cast<std::size_t>(i), rank, cluster_.timeout), op->missing()));
+        timeout_message(*op, static_cast<std::size_t>(i), rank, after), op->missing()));
   }
   fail(*op, std::move(error), true);
 }

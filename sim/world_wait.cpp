@@ -65,11 +65,10 @@ bool World::test(int rank, const std::shared_ptr<Op>& op) {
   return s == Op::State::done;
 }
 
-void World::wait(int rank, const std::shared_ptr<Op>& op) {
-  if (deterministic())
-    wait_deterministic(rank, op);
-  else
-    wait_concurrent(rank, op);
+void World::wait(int rank, const std::shared_ptr<Op>& op,
+                 std::optional<std::chrono::milliseconds> limit, bool waits_out) {
+  if (deterministic()) wait_deterministic(rank, op, limit, waits_out);
+  else wait_concurrent(rank, op, limit, waits_out);
 }
 
 // One look at `op` without the lock: finished (its error rethrown), one of its chunks run, every
@@ -127,13 +126,15 @@ bool World::poll_and_yield(Op& op) {
   return false;
 }
 
-void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
+void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op,
+                            std::optional<std::chrono::milliseconds> limit, bool waits_out) {
   if (poll(*op) == Poll::finished) return;
   OpPool::release_retired();  // while the others are still coming
   if ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op)) return;
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   auto lock = lock_fabric();
-  const auto deadline = std::chrono::steady_clock::now() + cluster_.timeout;
+  const auto timeout = limit ? std::min(*limit, cluster_.timeout) : cluster_.timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);
     if (s == Op::State::done) return;
@@ -150,6 +151,7 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
       continue;
     }
     me.waiting_on = op;
+    me.waits_out = waits_out;
     ++blocked_;
     me.blocked.store(true);
     // A last look after raising the flag: a rank completing or failing the op without the lock
@@ -170,11 +172,12 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op) {
     }
     me.waiting_on = nullptr;
     if (status == std::cv_status::timeout && op->state.load() == Op::State::gathering)
-      fail_on_timeout(op, rank);
+      fail_on_timeout(op, rank, timeout);
   }
 }
 
-void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op) {
+void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
+                               std::optional<std::chrono::milliseconds> limit, bool waits_out) {
   std::unique_lock lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   for (;;) {
@@ -187,7 +190,10 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op) {
     }
     me.blocked = true;
     me.waiting_on = op;
-    me.deadline_us = virtual_us_ + std::chrono::duration<double, std::micro>(cluster_.timeout).count();
+    const auto timeout = limit ? std::min(*limit, cluster_.timeout) : cluster_.timeout;
+    me.deadline_us = virtual_us_ + std::chrono::duration<double, std::micro>(timeout).count();
+    me.wait_limit = limit;
+    me.waits_out = waits_out;
     ++blocked_;
     pass_baton();
     await_baton(lock, rank);
@@ -196,6 +202,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op) {
       --blocked_;
     }
     me.waiting_on = nullptr;
+    me.wait_limit.reset();
   }
 }
 
@@ -254,16 +261,22 @@ void World::pass_baton() {
 // Moves virtual time to the earliest stall end or wait deadline and applies it. Returns false
 // when there is no such event.
 bool World::advance_virtual_clock() {
+  const bool any_sleeper = std::any_of(ranks_.begin(), ranks_.end(), [](const RankState& s) {
+    return s.sleep_until_us.has_value();
+  });
+  // Every rank blocked and none asleep: a deadlock, not a wait, unless some wait in a monitored
+  // barrier; then only those waits end.
+  const bool stuck = !any_sleeper && blocked_ + finished_ == size();
+  const auto times_out = [stuck](const RankState& s) {
+    return s.blocked && s.waiting_on && s.waiting_on->state.load() == Op::State::gathering &&
+           (!stuck || s.waits_out);
+  };
   double next = std::numeric_limits<double>::infinity();
   for (const auto& s : ranks_) {
     if (s.sleep_until_us) next = std::min(next, *s.sleep_until_us);
-    if (s.blocked && s.waiting_on && s.waiting_on->state.load() == Op::State::gathering)
-      next = std::min(next, s.deadline_us);
+    if (times_out(s)) next = std::min(next, s.deadline_us);
   }
   if (next == std::numeric_limits<double>::infinity()) return false;
-  const bool any_sleeper = std::any_of(ranks_.begin(), ranks_.end(),
-                                       [](const RankState& s) { return s.sleep_until_us.has_value(); });
-  if (!any_sleeper && blocked_ + finished_ == size()) return false;  // a deadlock, not a wait
   virtual_us_ = std::max(virtual_us_, next);
   bool woke_sleeper = false;
   for (auto& s : ranks_)
@@ -274,9 +287,9 @@ bool World::advance_virtual_clock() {
   if (woke_sleeper) return true;  // a woken rank may still arrive before anyone's deadline
   for (int r = 0; r < size(); ++r) {
     const RankState& s = ranks_[static_cast<std::size_t>(r)];
-    if (s.blocked && s.waiting_on && s.deadline_us <= virtual_us_ &&
-        s.waiting_on->state.load() == Op::State::gathering)
-      fail_on_timeout(s.waiting_on, r);
+    if (times_out(s) && s.deadline_us <= virtual_us_)
+      fail_on_timeout(s.waiting_on, r,
+                      s.wait_limit ? std::min(*s.wait_limit, cluster_.timeout) : cluster_.timeout);
   }
   return true;
 }

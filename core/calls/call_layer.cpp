@@ -143,6 +143,7 @@ class CallLayer final : public BackendImpl {
                 [&] { return inner_->all_to_all_v(input, output, input_counts, output_counts); });
   }
   std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
+  void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
 
  private:
   template <class Issue>
@@ -154,18 +155,48 @@ class CallLayer final : public BackendImpl {
   std::uint64_t seq_ = 0;    // the group's collectives so far
   std::uint64_t chain_ = 0;  // their hash chain (chain_hash)
   int splits_ = 0;
+  std::uint64_t monitored_ = 0;  // the group's monitored barriers so far
 };
+
+// Every member sets its key of this barrier in the store and waits for the others' keys: the
+// ranks whose keys are missing at the deadline are named, wherever they are stuck. Recorded as
+// the group's next barrier() call.
+void CallLayer::monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) {
+  const auto& store = site_->log->store;
+  if (!store) return inner_->monitored_barrier(timeout, wait_all_ranks);
+  call(make_call(CallKind::barrier), [&] {
+    const std::string prefix =
+        "monitored_barrier/" + site_->key + "/" + std::to_string(++monitored_) + "/";
+    std::vector<std::string> keys;
+    for (const int r : site_->world_ranks) keys.push_back(prefix + std::to_string(r));
+    store->set(prefix + std::to_string(site_->me), {}, timeout);
+    try {
+      store->wait(keys, timeout);
+      return Work{};
+    } catch (const TimeoutError&) {  // who is missing (a store that does not answer raises)
+    }
+    const auto absent = store->missing(keys, std::min(timeout, std::chrono::milliseconds(3000)));
+    if (absent.empty()) return Work{};  // the last one came just now
+    std::vector<int> missing;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (std::find(absent.begin(), absent.end(), keys[i]) != absent.end())
+        missing.push_back(site_->world_ranks[i]);
+    throw monitored_barrier_timeout(missing, wait_all_ranks, timeout);
+  });
+}
 
 template <class Issue>
 Work CallLayer::call(const CallDesc& d, Issue&& issue) {
   if (site_->log->desync_found()) throw DesyncError(site_->log->desync_text());
+  // DIST_DEBUG=detail: calls that differ raise before anything is numbered or recorded, on every
+  // rank, so the group stays usable (and the cross-check has no divergence to find).
+  if (!is_p2p(d.kind) && site_->check_calls) check_same_call(d, seq_ + 1);
   const std::uint64_t seq = is_p2p(d.kind) ? 0 : ++seq_;
   if (seq > 0) chain_ = chain_hash(chain_, d);
   FlightRecorder& recorder = site_->log->recorder;
   const std::uint64_t ticket = recorder.post(site_->id, seq, d, seq > 0 ? chain_ : 0);
   Work work;
   try {
-    if (seq > 0 && site_->check_calls) check_same_call(d, seq);
     work = issue();
   } catch (...) {
     recorder.end(ticket, CallState::failed);
@@ -222,10 +253,11 @@ std::shared_ptr<BackendImpl> CallLayer::split(const std::vector<int>& ranks) {
 }
 }  // namespace
 
-void wait_recorded(detail::WorkState& state) {
+void wait_recorded(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout) {
   const auto& r = state.recorded;
   try {
-    state.wait();
+    if (timeout) state.wait_for(*timeout);
+    else state.wait();
   } catch (...) {
     r.site->log->recorder.end(r.ticket, CallState::failed);
     explain(*r.site, r.call, r.seq);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "core/backend_impl.hpp"
 #include "core/store/store.hpp"
@@ -34,8 +35,9 @@ DIST_API void restart_numbering(BackendImpl& backend);
 DIST_API BackendImpl& without_call_layer(BackendImpl& backend);
 
 // Waits for an operation the call layer recorded (state.recorded.site set): ends its record, and
-// explains its failure as the call itself would have.
-DIST_API void wait_recorded(detail::WorkState& state);
+// explains its failure as the call itself would have (`timeout`: Work::wait's, when given).
+DIST_API void wait_recorded(detail::WorkState& state,
+                            std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
 // Whether DIST_DEBUG asks for the per-call comparison ("detail", any case).
 DIST_API bool call_checks_enabled();

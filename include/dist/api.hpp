@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,7 +51,14 @@ class DIST_API Work {
   explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
 
   void wait();
+  // wait() within `timeout` (or the backend's timeout when shorter): TimeoutError if the
+  // operation has not completed by then. As in torch, the operation has then failed on this rank
+  // (its buffers are not to be trusted); a collective's TimeoutError names the ranks that never
+  // joined where the backend knows them.
+  void wait(std::chrono::milliseconds timeout);
   bool is_completed() const;
+  // The error the operation failed with; null while it is pending or after it succeeded.
+  std::exception_ptr exception() const;
   // The implementer's side (null: already complete).
   const std::shared_ptr<detail::WorkState>& state() const { return state_; }
 
@@ -85,6 +93,12 @@ DIST_API std::optional<Group> get_local_group();
 // Blocks until every rank of `group` has called it. A no-op when not distributed.
 DIST_API void barrier(const Group& group = {});
 DIST_API Work barrier_async(const Group& group = {});
+// A barrier that names who did not come: TimeoutError within `timeout` naming the first rank
+// (in group order) that had not arrived, or every such rank with `wait_all_ranks`. Sim makes it
+// one barrier waited with the timeout (virtual time in deterministic mode); the real backends
+// meet in the job's store, so a rank stuck outside dist is named as well.
+DIST_API void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks = false,
+                                const Group& group = {});
 
 // Creates a group of the given global ranks (distinct, in range, in the order given). Like
 // torch.distributed.new_group, every rank of the world must call it with the same list.

@@ -66,10 +66,12 @@ class P2PWork : public detail::WorkState {
         peer_(peer),
         me_(me) {}
 
-  void wait() final {
+  void wait() final { wait_for(timeout_); }
+  // The transfer progresses only here: Work::wait's timeout becomes the deadline.
+  void wait_for(std::chrono::milliseconds timeout) final {
     std::lock_guard lock(mutex_);
     if (!done_) {
-      deadline_ = Clock::now() + timeout_;
+      deadline_ = Clock::now() + std::min(timeout, timeout_);
       try {
         finish();
       } catch (const Error&) {  // ours, already worded
