@@ -1,7 +1,9 @@
 // The erased collectives: validate (validate.hpp), take the one-rank shortcut of MMEngine, then
 // call the group's backend. Every public collective template ends up here.
 #include <cstring>
+#include <vector>
 
+#include "core/host_reduce.hpp"
 #include "core/validate.hpp"
 #include "dist/detail/erased.hpp"
 #include "dist/errors.hpp"
@@ -31,6 +33,29 @@ std::size_t times(int size, std::size_t count) { return static_cast<std::size_t>
 std::size_t slot(const core::Target& t, std::size_t per_rank) {
   return static_cast<std::size_t>(t.rank) * per_rank;
 }
+
+// premul_sum's input, scaled: into `into` (a host buffer of data's size), or in place when null.
+void premultiplied(BufferRef data, const OpArg& op, const char* function, void* into = nullptr) {
+  core::check_op(op, data.dtype, function);
+  if (data.count > 0 && !data.device.is_cpu())
+    throw InvalidArgument(std::string(function) +
+                          ": premul_sum needs host buffers, the data is on " +
+                          to_string(data.device));
+  check_buffer(data, nullptr, function, "data");
+  core::premultiply(into ? into : data.data, data.data, data.count, data.dtype,
+                    *op.premul_factor());
+}
+
+// A host copy of `data` scaled for premul_sum, and the buffer that views it.
+struct Scaled {
+  std::vector<std::byte> bytes;
+  BufferRef buf;
+  Scaled(BufferRef data, const OpArg& op, const char* function)
+      : bytes(data.count * dtype_size(data.dtype)),
+        buf{bytes.data(), data.count, data.dtype, Device::cpu()} {
+    premultiplied(data, op, function, bytes.data());
+  }
+};
 }  // namespace
 
 int group_size_checked(const Group& group, const char* function) {
@@ -39,6 +64,7 @@ int group_size_checked(const Group& group, const char* function) {
 
 Work all_reduce(BufferRef data, const OpArg& op, const Group& group) {
   const auto t = resolve_group(group, "all_reduce");
+  if (op.premul_factor()) premultiplied(data, op, "all_reduce");  // the sum overwrites it
   if (t.size == 1) return {};
   const ReduceOp resolved = core::check_op(op, data.dtype, "all_reduce");
   check_buffer(data, t.backend, "all_reduce", "data");
@@ -55,6 +81,13 @@ Work broadcast(BufferRef data, int src, const Group& group) {
 
 Work reduce(BufferRef data, int dst, const OpArg& op, const Group& group) {
   const auto t = resolve_group(group, "reduce");
+  if (op.premul_factor()) {  // a non-root's data is its input: the sum runs on a scaled copy
+    if (t.size > 1) core::check_rank(dst, t.size, "reduce", "dst");
+    Scaled scaled(data, op, "reduce");
+    if (t.size > 1) reduce(scaled.buf, dst, ReduceOp::sum, group).wait();
+    if (t.rank == dst || t.size == 1) copy_local(data, scaled.buf);
+    return {};
+  }
   if (t.size == 1) return {};
   core::check_rank(dst, t.size, "reduce", "dst");
   const ReduceOp resolved = core::check_op(op, data.dtype, "reduce");
@@ -107,6 +140,11 @@ Work scatter(BufferRef output, BufferRef input, int src, const Group& group) {
 
 Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Group& group) {
   const auto t = resolve_group(group, "reduce_scatter");
+  if (op.premul_factor()) {  // the input is const: the sum runs on a scaled copy
+    Scaled scaled(input, op, "reduce_scatter");
+    reduce_scatter(output, scaled.buf, ReduceOp::sum, group).wait();
+    return {};
+  }
   core::check_same_dtype(input, output, "reduce_scatter");
   core::check_divisible(input.count, t.size, "reduce_scatter", "input");
   check_count(output.count, input.count / static_cast<std::size_t>(t.size), "reduce_scatter",

@@ -118,4 +118,16 @@ void finish_mean(void* data, std::size_t count, DType dtype, int world) {
   });
 }
 
+void premultiply(void* out, const void* in, std::size_t count, DType dtype, double factor) {
+  with_element_type(dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (!std::is_integral_v<T>) {
+      auto* o = static_cast<T*>(out);
+      const auto* p = static_cast<const T*>(in);
+      using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      const auto f = static_cast<Compute>(factor);
+      for (std::size_t i = 0; i < count; ++i) o[i] = T(static_cast<Compute>(p[i]) * f);
+    }
+  });
+}
+
 }  // namespace dist::core

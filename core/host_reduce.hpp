@@ -43,4 +43,8 @@ DIST_API ReduceStep reduce_step(DType dtype, ReduceOp op);
 // float(sum) / world.
 DIST_API void finish_mean(void* data, std::size_t count, DType dtype, int world);
 
+// premul_sum's scaling, from `in` into `out` (may alias): out[i] = in[i] * factor, in double for
+// float64, in float otherwise (halves rounded once). `dtype` must be floating.
+DIST_API void premultiply(void* out, const void* in, std::size_t count, DType dtype, double factor);
+
 }  // namespace dist::core

@@ -156,6 +156,12 @@ bool is_bitwise(ReduceOp op) {
 
 bool op_allowed(ReduceOp op, DType dtype) { return !is_bitwise(op) || !is_floating(dtype); }
 
+OpArg premul_sum(double factor) {
+  OpArg op(ReduceOp::sum);
+  op.premul_ = factor;
+  return op;
+}
+
 ReduceOp OpArg::resolve() const {
   if (op_) return *op_;
   if (auto op = parse_reduce_op(name_)) return *op;

@@ -51,6 +51,11 @@ void check_rank(int value, int size, const char* function, const char* argument)
 
 ReduceOp check_op(const OpArg& op, DType dtype, const char* function) {
   const ReduceOp resolved = op.resolve();
+  if (op.premul_factor() && !is_floating(dtype))
+    throw InvalidArgument(std::string(function) +
+                          ": premul_sum is defined for floating dtypes "
+                          "only, got " +
+                          std::string(to_string(dtype)));
   if (!op_allowed(resolved, dtype))
     throw InvalidArgument(std::string(function) + ": reduce op '" +
                           std::string(to_string(resolved)) + "' is not defined for dtype " +

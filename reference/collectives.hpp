@@ -53,6 +53,21 @@ PerRank<T> all_reduce(const PerRank<T>& in, Op op) {
   return PerRank<T>(in.size(), detail::reduce_slice(in, 0, count, op));
 }
 
+// premul_sum's inputs (torch's _make_nccl_premul_sum): every element times `factor`, in double
+// for double and in float otherwise (halves rounded once). The premul_sum collectives are the
+// sum collectives (all_reduce, reduce, reduce_scatter with Op::sum) of these inputs.
+template <Element T>
+requires(!std::integral<T>) PerRank<T> premultiplied(const PerRank<T>& in, double factor) {
+  PerRank<T> out = in;
+  for (auto& part : out)
+    for (T& x : part) {
+      if constexpr (std::same_as<T, double>) x = x * factor;
+      else if constexpr (std::same_as<T, float>) x = x * static_cast<float>(factor);
+      else x = detail::round_to<T>(to_float(x) * static_cast<float>(factor));
+    }
+  return out;
+}
+
 // root gets the fold of all ranks (rank order); every other rank's output equals its input.
 // Errors: world 0, root out of range, counts differ, op illegal for T.
 template <Element T>

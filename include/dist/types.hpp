@@ -102,13 +102,23 @@ class DIST_API OpArg {
   OpArg(const char* name) : name_(name) {}                         // NOLINT
   OpArg(std::string_view name) : name_(name) {}                    // NOLINT
   OpArg(const std::string& name) : name_(name) {}                  // NOLINT
-  // The operation; throws InvalidArgument for an unknown name.
+  // The operation (sum for premul_sum); throws InvalidArgument for an unknown name.
   ReduceOp resolve() const;
+  // premul_sum's factor; empty for every other op.
+  std::optional<double> premul_factor() const { return premul_; }
 
  private:
+  friend DIST_API OpArg premul_sum(double factor);
   std::optional<ReduceOp> op_;
   std::string name_;
+  std::optional<double> premul_;
 };
+
+// torch's _make_nccl_premul_sum: each rank's input multiplied by `factor`, then summed (floating
+// dtypes only: an integer dtype raises InvalidArgument). all_reduce scales its data in place
+// before the sum; reduce and reduce_scatter scale a host copy and complete before they return
+// (their _async forms too). Host buffers only.
+DIST_API OpArg premul_sum(double factor);
 
 // The communication backends. `sim` is the in-process simulated cluster.
 enum class Backend : std::uint8_t { sim, gloo, nccl, mpi };

@@ -105,5 +105,30 @@ TEST_F(AsyncReductions, SeveralOutstandingCompleteInAnyWaitOrder) {
   }
 }
 
+// premul_sum: each rank's input halved, then summed (exact: integral values times 0.5), in the
+// blocking, async and reduce_scatter forms.
+class PremulSum : public conformance::Test {};
+
+TEST_F(PremulSum, ScalesEveryInputThenSums) {
+  for (int n : world_runner().world_sizes) {
+    const auto got = run_world(n, [n] {
+      const auto r = static_cast<double>(dist::get_rank());
+      std::vector<double> all(6, r + 1), reduced(6, 2 * r), in(static_cast<std::size_t>(n) * 2, r);
+      dist::all_reduce(all, dist::premul_sum(0.5));
+      dist::reduce_async(std::span<double>(reduced), 0, dist::premul_sum(0.5)).wait();
+      return std::vector<std::vector<double>>{all, reduced,
+                                              dist::reduce_scatter(in, dist::premul_sum(0.5))};
+    });
+    const double ranks = n * (n - 1) / 2.0;
+    for (const auto& [rank, out] : got) {
+      const std::string where =
+          world_runner().name + ", world " + std::to_string(n) + ", rank " + std::to_string(rank);
+      EXPECT_EQ(out[0], std::vector<double>(6, (ranks + n) * 0.5)) << where;
+      EXPECT_EQ(out[1], std::vector<double>(6, rank == 0 ? ranks : 2.0 * rank)) << where;
+      EXPECT_EQ(out[2], std::vector<double>(2, ranks * 0.5)) << where;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace conformance
