@@ -116,4 +116,37 @@ Work irecv(Tensor& data, int src, int tag, const Group& group) {
   return detail::issued(detail::recv(detail::buffer_of(data), src, tag, group));
 }
 
+void all_gather_into_tensor(Tensor& output, const Tensor& input, const Group& group) {
+  all_gather_into_tensor_async(output, input, group).wait();
+}
+Work all_gather_into_tensor_async(Tensor& output, const Tensor& input, const Group& group) {
+  return detail::issued(
+      detail::all_gather(detail::buffer_of(input), detail::buffer_of(output), group));
+}
+
+void reduce_scatter_tensor(Tensor& output, const Tensor& input, OpArg op, const Group& group) {
+  reduce_scatter_tensor_async(output, input, std::move(op), group).wait();
+}
+Work reduce_scatter_tensor_async(Tensor& output, const Tensor& input, OpArg op,
+                                 const Group& group) {
+  return detail::issued(
+      detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group));
+}
+
+Work reduce_async(Tensor& data, int dst, OpArg op, const Group& group) {
+  return detail::issued(detail::reduce(detail::buffer_of(data), dst, op, group));
+}
+Work gather_async(Tensor& output, const Tensor& input, int dst, const Group& group) {
+  return detail::issued(
+      detail::gather(detail::buffer_of(input), detail::buffer_of(output), dst, group));
+}
+Work scatter_async(Tensor& output, const Tensor& input, int src, const Group& group) {
+  return detail::issued(
+      detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group));
+}
+Work all_to_all_async(Tensor& output, const Tensor& input, const Group& group) {
+  return detail::issued(
+      detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group));
+}
+
 }  // namespace dist

@@ -259,4 +259,25 @@ std::vector<std::vector<T>> all_to_all(const std::vector<std::vector<T>>& inputs
   return result;
 }
 
+// Tensors in, tensors out, as torch's newer names take them (flat: only the element counts
+// matter, checked as the span forms check them). all_gather_into_tensor: output holds group
+// size × input's elements, rank r's input at slot r. reduce_scatter_tensor: input holds group
+// size × output's elements; output gets this rank's chunk of the reduction.
+DIST_API void all_gather_into_tensor(Tensor& output, const Tensor& input, const Group& group = {});
+DIST_API Work all_gather_into_tensor_async(Tensor& output, const Tensor& input,
+                                           const Group& group = {});
+DIST_API void reduce_scatter_tensor(Tensor& output, const Tensor& input, OpArg op = ReduceOp::sum,
+                                    const Group& group = {});
+DIST_API Work reduce_scatter_tensor_async(Tensor& output, const Tensor& input,
+                                          OpArg op = ReduceOp::sum, const Group& group = {});
+// The _async Tensor forms of the rest: reduce in place, and the flat gather, scatter and
+// all_to_all (torch's all_to_all_single) with the caller's output.
+DIST_API Work reduce_async(Tensor& data, int dst = 0, OpArg op = ReduceOp::sum,
+                           const Group& group = {});
+DIST_API Work gather_async(Tensor& output, const Tensor& input, int dst = 0,
+                           const Group& group = {});
+DIST_API Work scatter_async(Tensor& output, const Tensor& input, int src = 0,
+                            const Group& group = {});
+DIST_API Work all_to_all_async(Tensor& output, const Tensor& input, const Group& group = {});
+
 }  // namespace dist
