@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -17,6 +19,7 @@ namespace dist::detail {
 
 struct GroupState {
   std::vector<int> ranks;                  // global ranks, in group-rank order
+  std::optional<dist::Backend> kind;       // new_group's backend option (empty: the world's)
   int rank = -1;                           // the owner's group rank; -1 when not a member
   std::shared_ptr<core::BackendImpl> backend;  // null when not a member
   const void* owner = nullptr;             // the Context this group belongs to
@@ -48,6 +51,11 @@ struct Context {
   // buffer is checksummed at the call and at its wait.
   std::shared_ptr<WorkLedger> works = std::make_shared<WorkLedger>();
   bool check_send_buffers = false;
+  // new_group with GroupOptions: this rank's backend of the group (null when not a member), made
+  // on every rank of the world in the same order. Null: the world cannot honour options.
+  std::function<std::shared_ptr<BackendImpl>(BackendImpl& world, const std::vector<int>& ranks,
+                                             const GroupOptions& options)>
+      make_group;
 };
 
 // The calling rank's random stream; without a context, a per-thread stream seeded from the OS.

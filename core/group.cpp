@@ -84,7 +84,7 @@ int get_rank(const Group& group) {
 std::optional<Backend> get_backend(const Group& group) {
   core::Context* ctx = core::current_context();
   if (!ctx) return std::nullopt;
-  (void)group;  // every group of a context runs on the context's backend
+  if (group.state() && group.state()->kind) return group.state()->kind;  // new_group's option
   return ctx->kind;
 }
 
@@ -144,6 +144,26 @@ Group new_group(std::vector<int> ranks) {
   check_new_group_ranks(ranks, ctx->world_size);
   auto backend = ctx->world->backend ? ctx->world->backend->split(ranks) : nullptr;
   return Group(core::make_group_state(*ctx, std::move(ranks), std::move(backend)));
+}
+
+Group new_group(const std::vector<int>& ranks, const GroupOptions& options) {
+  core::Context* ctx = core::current_context();
+  if (!ctx)
+    throw NotInitialized(
+        "new_group: no distributed context (call init_dist, or run inside "
+        "dist::sim::run)");
+  check_new_group_ranks(ranks, ctx->world_size);
+  if (options.timeout && options.timeout->count() <= 0)
+    throw InvalidArgument("new_group: the timeout must be positive, got " +
+                          std::to_string(options.timeout->count()) + " ms");
+  if (!ctx->world->backend) return new_group(ranks);  // a world of one: nothing to connect
+  if (!ctx->make_group)
+    throw InvalidArgument("new_group: this world (" + std::string(to_string(ctx->kind)) +
+                          ") cannot make a group with its own backend or timeout");
+  auto state =
+      core::make_group_state(*ctx, ranks, ctx->make_group(*ctx->world->backend, ranks, options));
+  state->kind = options.backend;
+  return Group(std::move(state));
 }
 
 }  // namespace dist

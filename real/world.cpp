@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <random>
 
 #include "core/calls/call_layer.hpp"
@@ -24,6 +25,35 @@ void ignore_sigpipe() {
   if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
     ::signal(SIGPIPE, SIG_IGN);
 }
+
+// new_group with options: a group on the world's backend without a timeout of its own is split
+// from the world; otherwise its members connect anew, through the world's store under a prefix of
+// the group's number (every rank counts every such group), with the backend and timeout asked
+// for. The group's backend numbers its ranks 0..n-1 in its errors, and has no call layer.
+auto group_maker(const WorldSpec& spec) {
+  return [spec, made = std::make_shared<int>(0)](
+             core::BackendImpl& world, const std::vector<int>& ranks,
+             const GroupOptions& options) -> std::shared_ptr<core::BackendImpl> {
+    const dist::Backend kind = options.backend.value_or(spec.backend);
+    if (kind == spec.backend && !options.timeout) return world.split(ranks);
+    if (kind == dist::Backend::mpi)  // its worlds are MPI_COMM_WORLD's ranks
+      throw InvalidArgument(
+          "new_group: an mpi group is split from an mpi world and keeps its "
+          "timeout (mpi cannot connect a group of its own backend or timeout)");
+    const auto& entry = backend_entry(kind, "new_group");
+    const int number = ++*made;
+    const auto me = std::find(ranks.begin(), ranks.end(), spec.rank);
+    if (me == ranks.end()) return nullptr;
+    require_available(entry, static_cast<int>(ranks.size()), "new_group");
+    WorldSpec group = spec;
+    group.backend = kind;
+    group.store = std::make_shared<core::PrefixStore>("group" + std::to_string(number), spec.store);
+    group.rank = static_cast<int>(me - ranks.begin());
+    group.world_size = static_cast<int>(ranks.size());
+    group.timeout = options.timeout.value_or(spec.timeout);
+    return entry.make_world(group);
+  };
+}
 }  // namespace
 
 std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
@@ -40,6 +70,7 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   context->timeout = spec.timeout;
   context->check_send_buffers = core::call_checks_enabled();  // DIST_DEBUG=detail
   context->rng.seed(std::random_device{}());
+  context->make_group = group_maker(spec);
   std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
   for (int r = 0; r < spec.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;
   context->world = core::make_group_state(*context, std::move(ranks), std::move(backend));

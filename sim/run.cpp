@@ -105,6 +105,14 @@ std::unique_ptr<core::Context> make_context(World& world, int rank) {
   ctx->world =
       core::make_group_state(*ctx, world.world_comm()->members,
                              std::make_shared<SimBackend>(world, world.world_comm(), rank));
+  // new_group's options: the group is split from the world as any other; its backend option is
+  // only recorded (sim plays every backend), its timeout bounds its waits.
+  ctx->make_group = [](core::BackendImpl& world_backend, const std::vector<int>& ranks,
+                       const GroupOptions& options) {
+    auto group = world_backend.split(ranks);
+    if (group && options.timeout) static_cast<SimBackend&>(*group).set_timeout(*options.timeout);
+    return group;
+  };
   const int node = rank / c.ranks_per_node;
   ctx->local = core::make_group_state(
       *ctx, node_ranks(c, node),

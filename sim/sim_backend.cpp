@@ -9,15 +9,19 @@ namespace dist::sim {
 namespace {
 class SimWork final : public dist::detail::WorkState {
  public:
-  SimWork(World& world, int rank, std::shared_ptr<Op> op)
-      : world_(world), rank_(rank), op_(std::move(op)) {}
+  // `limit`: the group's own timeout (new_group's option), when it has one.
+  SimWork(World& world, int rank, std::shared_ptr<Op> op,
+          std::optional<std::chrono::milliseconds> limit)
+      : world_(world), rank_(rank), op_(std::move(op)), limit_(limit) {}
   SimWork(const SimWork&) = delete;
   SimWork& operator=(const SimWork&) = delete;
   ~SimWork() override {
     if (op_->state.load(std::memory_order_acquire) == Op::State::done) OpPool::retire(std::move(op_));
   }
-  void wait() override { world_.wait(rank_, op_); }
-  void wait_for(std::chrono::milliseconds timeout) override { world_.wait(rank_, op_, timeout); }
+  void wait() override { world_.wait(rank_, op_, limit_); }
+  void wait_for(std::chrono::milliseconds timeout) override {
+    world_.wait(rank_, op_, limit_ ? std::min(*limit_, timeout) : timeout);
+  }
   bool is_completed() override { return world_.test(rank_, op_); }
   std::string describe() const override {
     return op_->describe(static_cast<std::size_t>(op_->index_of(rank_)));
@@ -27,6 +31,7 @@ class SimWork final : public dist::detail::WorkState {
   World& world_;
   int rank_;
   std::shared_ptr<Op> op_;
+  std::optional<std::chrono::milliseconds> limit_;
 };
 
 // A call moving `count` elements of `dtype` (the dtype every rank's call must agree on).
@@ -47,13 +52,13 @@ SimBackend::SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank)
       global_rank_(comm_->members[static_cast<std::size_t>(group_rank)]) {}
 
 Work SimBackend::post(Call&& call) {
-  return Work(std::make_shared<SimWork>(world_, global_rank_,
-                                        world_.post_collective(comm_, rank_, std::move(call))));
+  return Work(std::make_shared<SimWork>(
+      world_, global_rank_, world_.post_collective(comm_, rank_, std::move(call)), timeout_));
 }
 
 Work SimBackend::post_p2p(Call&& call) {
   return Work(std::make_shared<SimWork>(world_, global_rank_,
-                                        world_.post_p2p(comm_, rank_, std::move(call))));
+                                        world_.post_p2p(comm_, rank_, std::move(call)), timeout_));
 }
 
 Work SimBackend::all_reduce(core::Buf data, ReduceOp op) {
@@ -135,7 +140,7 @@ void SimBackend::monitored_barrier(std::chrono::milliseconds timeout, bool wait_
   c.tag = monitored_barrier_tag;
   const auto op = world_.post_collective(comm_, rank_, std::move(c));
   try {
-    world_.wait(global_rank_, op, timeout, true);
+    world_.wait(global_rank_, op, timeout_ ? std::min(*timeout_, timeout) : timeout, true);
   } catch (const Error&) {
     std::vector<int> missing;
     {

@@ -2,7 +2,9 @@
 // Every operation is native here (no composed defaults), so each is one matched op.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 
 #include "core/backend_impl.hpp"
 #include "sim/world.hpp"
@@ -26,6 +28,8 @@ class SimBackend final : public core::BackendImpl {
   // One barrier op (Op::waits_out) waited with the timeout: the members that had not arrived by
   // then are named.
   void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
+  // new_group's timeout option: this group's waits end at it (the run's timeout when longer).
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
@@ -44,6 +48,7 @@ class SimBackend final : public core::BackendImpl {
   std::shared_ptr<Comm> comm_;
   int rank_;
   int global_rank_;
+  std::optional<std::chrono::milliseconds> timeout_;
 };
 
 }  // namespace dist::sim

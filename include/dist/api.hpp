@@ -104,6 +104,17 @@ DIST_API void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all
 // torch.distributed.new_group, every rank of the world must call it with the same list.
 DIST_API Group new_group(std::vector<int> ranks);
 
+// new_group's options (torch's backend= and timeout=): the group's own backend (a gloo group under
+// an nccl world, as detectron2 keeps for its object collectives) and timeout (positive). Sim
+// records the backend asked for (get_backend returns it) and waits on the group's calls with the
+// timeout; a real world connects the members anew through its store, with that backend and
+// timeout (a backend this build lacks raises BackendError).
+struct GroupOptions {
+  std::optional<Backend> backend = std::nullopt;
+  std::optional<std::chrono::milliseconds> timeout = std::nullopt;
+};
+DIST_API Group new_group(const std::vector<int>& ranks, const GroupOptions& options);
+
 // Leaves the world set up by init_process_group / init_dist (<dist/init.hpp>, dist::real),
 // closing its connections; afterwards the process is not distributed. A no-op when nothing is
 // initialised.

@@ -1,6 +1,6 @@
-// Work::wait with a timeout, Work::exception and monitored_barrier on sim: a wait with its own
-// timeout ends at that timeout (in virtual time in deterministic mode) instead of a deadlock, and
-// the TimeoutError names the ranks that never joined.
+// Work::wait with a timeout, Work::exception, monitored_barrier and a group's own timeout on sim:
+// a wait with its own timeout ends there, the TimeoutError names the ranks that never joined, and
+// a monitored barrier waits out its timeout (in virtual time in deterministic mode).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -145,6 +145,26 @@ TEST(MonitoredBarrier, OnASubgroupNamesWorldRanks) {
     } catch (const dist::TimeoutError& e) {
       EXPECT_THAT(e.missing_ranks(), ElementsAre(1));
     }
+  });
+}
+
+TEST(GroupOptions, AGroupsTimeoutEndsItsWaitsAndItsBackendIsRecorded) {
+  const auto e = sim_test::failure_of(world(3), [] {
+    const auto pair = dist::new_group({0, 1}, {.backend = dist::Backend::nccl, .timeout = 50ms});
+    EXPECT_EQ(dist::get_backend(pair), dist::Backend::nccl);
+    EXPECT_EQ(dist::get_backend(), dist::Backend::sim);
+    if (dist::get_rank() == 2) return;
+    if (dist::get_rank() == 1) std::this_thread::sleep_for(300ms);
+    std::vector<int> v(2, 1);
+    dist::all_reduce(v, dist::ReduceOp::sum, pair);
+  });
+  ASSERT_TRUE(e.failed_with<dist::TimeoutError>(0)) << e.what();
+  EXPECT_THAT(e.outcomes()[0].message, HasSubstr("after 50 ms"));
+}
+
+TEST(GroupOptions, ANonPositiveTimeoutIsRejected) {
+  dist::sim::run(world(2), [] {
+    EXPECT_THROW(dist::new_group({0, 1}, {.timeout = 0ms}), dist::InvalidArgument);
   });
 }
 

@@ -2,7 +2,9 @@
 // are refused, groups interleave with the world, and no rank leaves a barrier early.
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <tuple>
 
 #include "testing/conformance/cases.hpp"
 
@@ -31,8 +33,10 @@ TEST_F(Groups, TwoGroupsUseGroupRanksBesideTheWorld) {
     const V info{dist::get_rank(odd), dist::get_world_size(odd), dist::get_rank(even)};
     return std::vector<V>{sum, bcast, world, info};
   });
-  const std::vector<V> expected[] = {{{2}, {20}, {4}, {-1, 2, 0}}, {{4}, {30}, {4}, {1, 2, -1}},
-                                     {{2}, {20}, {4}, {-1, 2, 1}}, {{4}, {30}, {4}, {0, 2, -1}}};
+  const std::vector<V> expected[] = {{{2}, {20}, {4}, {-1, 2, 0}},
+                                     {{4}, {30}, {4}, {1, 2, -1}},
+                                     {{2}, {20}, {4}, {-1, 2, 1}},
+                                     {{4}, {30}, {4}, {0, 2, -1}}};
   for (const auto& [rank, v] : got) EXPECT_EQ(v, expected[rank]) << "rank " << rank;
 }
 
@@ -82,9 +86,45 @@ TEST_F(Groups, ReversedEveryOtherRankRanksAndReduces) {
     for (int m : members) sum += m;
     for (const auto& [rank, v] : got) {
       const auto at = std::find(members.begin(), members.end(), rank);
-      const V expected = at == members.end() ? V{}
-          : V{at - members.begin(), static_cast<std::int64_t>(members.size()), sum, members[0]};
+      const V expected =
+          at == members.end()
+              ? V{}
+              : V{at - members.begin(), static_cast<std::int64_t>(members.size()), sum, members[0]};
       EXPECT_EQ(v, expected) << "world " << n << ", rank " << rank;
+    }
+  }
+}
+
+// detectron2's object group: a gloo group (with its own timeout) beside the world, whatever the
+// world's backend. On sim the backend is recorded; on gloo and mpi the members connect anew.
+TEST_F(Groups, AGroupWithItsOwnBackendAndTimeoutReducesAndMovesObjects) {
+  for (int n : world_runner().world_sizes) {
+    if (n < 2) continue;
+    const auto got = run_world(n, [n] {
+      std::vector<int> firsts;  // every rank but the last
+      for (int r = 0; r + 1 < n; ++r) firsts.push_back(r);
+      const auto objects = dist::new_group(
+          firsts, {.backend = dist::Backend::gloo, .timeout = std::chrono::seconds(20)});
+      V sum{dist::get_rank() + 1};
+      std::vector<std::string> names;
+      if (objects.is_member()) {
+        dist::all_reduce(sum, dist::ReduceOp::sum, objects);
+        names = dist::all_gather_object(std::string("rank ") + std::to_string(dist::get_rank()),
+                                        objects);
+      }
+      V world{1};
+      dist::all_reduce(world);  // the world goes on beside it
+      const bool gloo = dist::get_backend(objects) == dist::Backend::gloo;
+      return std::make_tuple(sum, names, world, gloo);
+    });
+    for (const auto& [rank, result] : got) {
+      const auto& [sum, names, world, gloo] = result;
+      EXPECT_TRUE(gloo) << "get_backend of the group";
+      EXPECT_EQ(world, V{n});
+      if (rank == n - 1) continue;
+      EXPECT_EQ(sum, V{static_cast<std::int64_t>(n - 1) * n / 2}) << "rank " << rank;
+      ASSERT_EQ(names.size(), static_cast<std::size_t>(n - 1)) << "rank " << rank;
+      EXPECT_EQ(names.back(), "rank " + std::to_string(n - 2));
     }
   }
 }
