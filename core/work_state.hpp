@@ -19,7 +19,7 @@ class WorkLedger;
 
 namespace dist::detail {
 
-class WorkState {
+class DIST_API WorkState {
  public:
   virtual ~WorkState() = default;
   // Blocks until the operation completes or its deadline passes; rethrows its error.
