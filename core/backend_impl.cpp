@@ -159,4 +159,10 @@ TimeoutError monitored_barrier_timeout(const std::vector<int>& missing, bool wai
                       named);
 }
 
+Work post_recv(BackendImpl& backend, Buf data, int src, int tag) {
+  Work work = backend.recv(data, src, tag);
+  if (src != any_source && work.state()) work.state()->received_from = src;
+  return work;
+}
+
 }  // namespace dist::core

@@ -36,7 +36,10 @@ class DIST_API BackendImpl {
   // output holds size() × input.count elements, in rank order.
   virtual Work all_gather(Buf input, Buf output) = 0;
   virtual Work send(Buf data, int dst, int tag) = 0;
+  // `src` may be dist::any_source where receives_from_any_source(); the Work's source() then
+  // names the sender once complete.
   virtual Work recv(Buf data, int src, int tag) = 0;
+  virtual bool receives_from_any_source() const { return false; }
   virtual Work barrier() = 0;
   // Creates the communicator of a new group (collective over this backend's ranks; `ranks` are
   // this backend's ranks, in the new group's order). Returns null on ranks outside the group.
@@ -64,6 +67,10 @@ class DIST_API BackendImpl {
   // meets in the job's store instead (core/calls/call_layer.cpp).
   virtual void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks);
 };
+
+// backend.recv(data, src, tag), its Work told its source when `src` is a given rank (a backend
+// that receives from any_source says which itself): the one way recv and irecv post.
+Work post_recv(BackendImpl& backend, Buf data, int src, int tag);
 
 // monitored_barrier's TimeoutError: the first of `missing` (world ranks, in group order), or all
 // of them with `wait_all_ranks`.

@@ -216,7 +216,8 @@ Work send(BufferRef data, int dst, int tag, const Group& group) {
 }
 
 Work recv(BufferRef data, int src, int tag, const Group& group) {
-  return core::check_p2p(data, src, tag, group, "recv", "src").backend->recv(data, src, tag);
+  return core::post_recv(*core::check_p2p(data, src, tag, group, "recv", "src", true).backend, data,
+                         src, tag);
 }
 
 }  // namespace dist::detail

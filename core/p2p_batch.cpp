@@ -17,7 +17,7 @@ std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops) {
     const std::string function =
         "batch_isend_irecv: ops[" + std::to_string(i) + "] (" + (send ? "isend" : "irecv") + ")";
     targets.push_back(
-        core::check_p2p(op.data, op.peer, op.tag, op.group, function.c_str(), "peer"));
+        core::check_p2p(op.data, op.peer, op.tag, op.group, function.c_str(), "peer", !send));
     if (targets.back().group != targets.front().group)
       throw InvalidArgument(function +
                             " is on another group than ops[0]: the operations of a batch share "
@@ -30,7 +30,7 @@ std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops) {
     core::BackendImpl& backend = *targets[i].backend;
     if (op.kind == P2POp::Kind::isend)
       works.push_back(detail::issued_send(backend.send(op.data, op.peer, op.tag), op.data));
-    else works.push_back(detail::issued(backend.recv(op.data, op.peer, op.tag)));
+    else works.push_back(detail::issued(core::post_recv(backend, op.data, op.peer, op.tag)));
   }
   return works;
 }

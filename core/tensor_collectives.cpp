@@ -105,8 +105,10 @@ Tensor all_to_all(const Tensor& input, const Group& group) {
 void send(const Tensor& data, int dst, int tag, const Group& group) {
   detail::send(detail::buffer_of(data), dst, tag, group).wait();
 }
-void recv(Tensor& data, int src, int tag, const Group& group) {
-  detail::recv(detail::buffer_of(data), src, tag, group).wait();
+int recv(Tensor& data, int src, int tag, const Group& group) {
+  Work work = detail::recv(detail::buffer_of(data), src, tag, group);
+  work.wait();
+  return work.source();
 }
 Work isend(const Tensor& data, int dst, int tag, const Group& group) {
   return detail::issued_send(detail::send(detail::buffer_of(data), dst, tag, group),

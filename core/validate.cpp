@@ -124,9 +124,19 @@ std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int 
 }
 
 Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
-                 const char* argument) {
+                 const char* argument, bool receive) {
   const auto t = resolve_group(group, function);
-  check_rank(peer, t.size, function, argument);
+  if (receive && peer == any_source) {
+    if (!t.backend->receives_from_any_source())
+      throw InvalidArgument(where(function, argument) + " is any_source, which the " +
+                            std::string(to_string(t.backend->kind())) +
+                            " backend does not support (sim and mpi do)");
+    if (t.size == 1)
+      throw InvalidArgument(where(function, argument) +
+                            " is any_source, but the group has no other rank to send");
+  } else {
+    check_rank(peer, t.size, function, argument);
+  }
   check_tag(tag, function);
   if (peer == t.rank)
     throw InvalidArgument(where(function, argument) + " is the caller's own rank");

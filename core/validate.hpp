@@ -44,9 +44,10 @@ std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int 
                                       std::size_t count, const char* function, const char* argument,
                                       const char* buffer);
 // A send's or recv's arguments: a member of `group`, `peer` (named `argument`) another rank of
-// it, a non-negative tag, a buffer the backend reaches. Returns the resolved group.
+// it, a non-negative tag, a buffer the backend reaches. Returns the resolved group. A receive
+// (`receive`) may name dist::any_source as its peer where the backend receives from any source.
 Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
-                 const char* argument);
+                 const char* argument, bool receive = false);
 void check_tag(int tag, const char* function);
 // `part` and `whole` (the two buffers of `function`) must not share memory, except that `part` may
 // be exactly the caller's own slot of `whole`, starting at element `own_slot` (the in-place forms:

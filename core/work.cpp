@@ -65,6 +65,17 @@ std::exception_ptr Work::exception() const {
   return state_->failure;
 }
 
+int Work::source() const {
+  if (!state_ || state_->failure) return -1;
+  try {
+    if (!state_->is_completed()) return -1;
+  } catch (...) {
+    state_->failure = std::current_exception();
+    return -1;
+  }
+  return state_->source();
+}
+
 }  // namespace dist
 
 namespace dist::detail {

@@ -34,6 +34,11 @@ class DIST_API WorkState {
   // The error wait() or is_completed() raised (Work::exception).
   std::exception_ptr failure;
 
+  // A completed receive's sender (a group rank; Work::source): core sets `received_from` for a
+  // recv from a given rank; a backend that receives from any_source overrides source().
+  virtual int source() const { return received_from; }
+  int received_from = -1;
+
   // Set by the call layer (core/calls) on an operation it recorded, so Work::wait ends the
   // record and explains a failure (core::wait_recorded) without a state of its own per call.
   struct Recorded {

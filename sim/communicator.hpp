@@ -93,6 +93,9 @@ struct Comm {
   using Channel = std::tuple<int, int, int>;
   std::map<Channel, std::deque<std::shared_ptr<Op>>> unmatched_sends;
   std::map<Channel, std::deque<std::shared_ptr<Op>>> unmatched_recvs;
+  // Unmatched receives from any_source by (dst, tag), oldest first (Op::any_source).
+  using Inbox = std::pair<int, int>;
+  std::map<Inbox, std::deque<std::shared_ptr<Op>>> any_source_recvs;
 };
 
 }  // namespace dist::sim

@@ -77,6 +77,7 @@ std::string deadlock_message(const std::vector<std::string>& lines) {
 }
 
 std::string waiting_detail(const Op& op) {
+  if (op.any_source && op.pair[0] < 0) return " (no rank of " + op.comm->name + " sent to it)";
   const auto missing = op.missing();
   if (missing.empty()) return "";
   return op.p2p ? " (no matching call from rank " + rank_list(missing) + ")"
@@ -85,8 +86,11 @@ std::string waiting_detail(const Op& op) {
 
 std::string timeout_message(const Op& op, std::size_t i, int rank,
                             std::chrono::milliseconds timeout) {
-  return "rank " + std::to_string(rank) + " timed out after " + std::to_string(timeout.count()) +
-         " ms in " + op.describe(i) + "; never arrived: ranks " + rank_list(op.missing());
+  const std::string head = "rank " + std::to_string(rank) + " timed out after " +
+                           std::to_string(timeout.count()) + " ms in " + op.describe(i);
+  if (op.any_source && op.pair[0] < 0)
+    return head + "; no rank of " + op.comm->name + " sent to it";
+  return head + "; never arrived: ranks " + rank_list(op.missing());
 }
 
 }  // namespace dist::sim

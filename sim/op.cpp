@@ -47,7 +47,7 @@ bool Op::waits_out() const {
 std::vector<int> Op::missing() const {
   std::vector<int> out;
   for (std::size_t i = 0; i < participants.size(); ++i)
-    if (!arrived[i]) out.push_back(participants[i]);
+    if (!arrived[i] && participants[i] >= 0) out.push_back(participants[i]);
   return out;
 }
 

@@ -97,11 +97,15 @@ struct Op {
   // The first line changes only when a recycled op serves another communicator (op_pool.cpp
   // writes a field only when it differs), so every participant keeps it cached.
   std::shared_ptr<Comm> comm;
-  std::uint64_t id = 0;         // unique within the run (set only for traces)
+  std::uint64_t id = 0;  // unique within the run (p2p: also their order of posting)
   bool p2p = false;
+  // A receive from any_source: pair[0] (its sender) is -1 until a send matches it, when `source`
+  // is set too (under the fabric's lock, before the op completes).
+  bool any_source = false;
   // Global ranks; collectives: by group rank (a view of comm->members); p2p: {src, dst} (pair).
   std::span<const int> participants;
   std::array<int, 2> pair{};
+  int source = -1;  // p2p: the sender's group rank (-1: an any_source recv not matched yet)
   // Guarded by comm->gathering.gate (collectives) or the fabric's lock (p2p) until every
   // participant has arrived; read-only after that. Each call is on lines of its own.
   std::vector<Call> calls;  // by participant index
@@ -122,7 +126,7 @@ struct Op {
   int index_of(int rank) const;
   // "all_reduce(op=sum, float32 x 8) on world, #3" from participant i's point of view.
   std::string describe(std::size_t i) const;
-  std::vector<int> missing() const;  // participants that have not arrived
+  std::vector<int> missing() const;  // participants that have not arrived (known ones)
   // A monitored barrier's op (its calls carry monitored_barrier_tag): it ends at its waiters'
   // timeout, naming who did not come, rather than failing once sim proves someone never will.
   bool waits_out() const;

@@ -62,6 +62,8 @@ template <class T> void set(T& field, const T& value) {
 void reset(Op& op, std::size_t participants) {
   set(op.id, std::uint64_t{0});
   set(op.p2p, false);
+  set(op.any_source, false);
+  set(op.source, -1);
   // participants stays: the poster sets it (when it differs)
   set(op.pair, std::array<int, 2>{});
   op.calls.resize(participants);  // stale calls stay: calls[i] is read only once arrived[i]

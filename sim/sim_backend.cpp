@@ -23,6 +23,8 @@ class SimWork final : public dist::detail::WorkState {
     world_.wait(rank_, op_, limit_ ? std::min(*limit_, timeout) : timeout);
   }
   bool is_completed() override { return world_.test(rank_, op_); }
+  // Read once complete (Work::source), after the matching send wrote it.
+  int source() const override { return op_->p2p && op_->pair[1] == rank_ ? op_->source : -1; }
   std::string describe() const override {
     return op_->describe(static_cast<std::size_t>(op_->index_of(rank_)));
   }

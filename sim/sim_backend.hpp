@@ -24,6 +24,7 @@ class SimBackend final : public core::BackendImpl {
   Work all_gather(core::Buf input, core::Buf output) override;
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
+  bool receives_from_any_source() const override { return true; }
   Work barrier() override;
   // One barrier op (Op::waits_out) waited with the timeout: the members that had not arrived by
   // then are named.

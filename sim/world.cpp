@@ -60,6 +60,7 @@ World::~World() {
       comm->gathering.clear();
       comm->unmatched_sends.clear();
       comm->unmatched_recvs.clear();
+      comm->any_source_recvs.clear();
     }
   }
 }
@@ -188,29 +189,83 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
   apply_faults(lock, rank, call);
   if (trace_) call.start_us = now_us();
   const bool is_send = call.kind == OpKind::send;
-  const int src = is_send ? group_rank : call.root;
-  const int dst = is_send ? call.root : group_rank;
-  const Comm::Channel key{src, dst, call.tag};
-  auto& peers = is_send ? comm->unmatched_recvs : comm->unmatched_sends;
-  std::shared_ptr<Op> op;
-  if (auto it = peers.find(key); it != peers.end()) {
-    op = it->second.front();
-    it->second.pop_front();
-    if (it->second.empty()) peers.erase(it);
-  } else {
+  std::shared_ptr<Op> op = is_send ? match_send(*comm, group_rank, call.root, call.tag)
+                                   : match_recv(*comm, group_rank, call.root, call.tag);
+  if (!op) {
+    const int src = is_send ? group_rank : call.root;
+    const int dst = is_send ? call.root : group_rank;
     op = op_pool_.take(2);
     op->comm = comm;
-    op->id = next_op_id_++;
     op->p2p = true;
-    op->pair = {comm->members[static_cast<std::size_t>(src)],
+    op->any_source = src == any_source;
+    op->source = src;
+    op->pair = {src == any_source ? -1 : comm->members[static_cast<std::size_t>(src)],
                 comm->members[static_cast<std::size_t>(dst)]};
     op->participants = op->pair;
-    (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[key].push_back(op);
+    op->id = next_op_id_++;
+    if (op->any_source) comm->any_source_recvs[{dst, call.tag}].push_back(op);
+    else
+      (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[{src, dst, call.tag}].push_back(op);
   }
   const std::size_t index = is_send ? 0 : 1;
   settle(op, index, register_arrival(*op, index, std::move(call)), true);
   yield(lock, rank);
   return op;
+}
+
+namespace {
+// Takes the oldest op of `queue` at `key` (there is one).
+template <class Map, class Key>
+std::shared_ptr<Op> take_front(Map& queue, const Key& key) {
+  auto it = queue.find(key);
+  auto op = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) queue.erase(it);
+  return op;
+}
+}  // namespace
+
+// A send from `src` to `dst` matches the receive posted first among dst's oldest recv from src
+// and its oldest recv from any_source with the tag (MPI's order); null when there is none.
+std::shared_ptr<Op> World::match_send(Comm& comm, int src, int dst, int tag) {
+  const Comm::Channel channel{src, dst, tag};
+  const Comm::Inbox inbox{dst, tag};
+  const auto from_src = comm.unmatched_recvs.find(channel);
+  const auto from_any = comm.any_source_recvs.find(inbox);
+  const bool has_src = from_src != comm.unmatched_recvs.end();
+  const bool has_any = from_any != comm.any_source_recvs.end();
+  if (has_src && (!has_any || from_src->second.front()->id < from_any->second.front()->id))
+    return take_front(comm.unmatched_recvs, channel);
+  if (!has_any) return nullptr;
+  auto op = take_front(comm.any_source_recvs, inbox);
+  op->pair[0] = comm.members[static_cast<std::size_t>(src)];
+  op->source = src;
+  return op;
+}
+
+// A recv from `src` takes its oldest unmatched send. From any_source it takes one of the sends
+// waiting for it with the tag: in deterministic mode one drawn from the seed among the senders
+// (so seeds explore the matches and one replays exactly), else the oldest. Null when none waits.
+std::shared_ptr<Op> World::match_recv(Comm& comm, int dst, int src, int tag) {
+  if (src != any_source) {
+    const Comm::Channel channel{src, dst, tag};
+    if (!comm.unmatched_sends.contains(channel)) return nullptr;
+    return take_front(comm.unmatched_sends, channel);
+  }
+  std::vector<Comm::Channel> ready;  // by sender
+  for (const auto& [channel, queue] : comm.unmatched_sends)
+    if (std::get<1>(channel) == dst && std::get<2>(channel) == tag) ready.push_back(channel);
+  if (ready.empty()) return nullptr;
+  std::size_t pick = 0;
+  if (deterministic()) {
+    pick = std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(schedule_rng_);
+  } else {
+    for (std::size_t i = 1; i < ready.size(); ++i)
+      if (comm.unmatched_sends[ready[i]].front()->id <
+          comm.unmatched_sends[ready[pick]].front()->id)
+        pick = i;
+  }
+  return take_front(comm.unmatched_sends, ready[pick]);
 }
 
 // Records participant `index`'s call and judges the op from what has arrived so far. Called
@@ -327,6 +382,7 @@ void World::complete(Op& op, bool locked) {
 void World::wake(const Op& op, bool locked) {
   std::unique_lock<std::mutex> lock;
   for (int p : op.participants) {
+    if (p < 0) continue;  // an any_source recv's sender, failed before one matched
     RankState& r = ranks_[static_cast<std::size_t>(p)];
     if (!r.blocked.load()) continue;  // it polls, or (deterministic) waits for the baton, not this op
     if (!locked && !lock.owns_lock()) {

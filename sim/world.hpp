@@ -106,6 +106,9 @@ class World {
   Arrival register_arrival(Op& op, std::size_t index, Call&& call);
   void settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arrival, bool locked);
   std::exception_ptr unreachable_error(const Op& op) const;
+  // post_p2p's matching (under the fabric's lock): the unmatched op a send or recv completes.
+  std::shared_ptr<Op> match_send(Comm& comm, int src, int dst, int tag);
+  std::shared_ptr<Op> match_recv(Comm& comm, int dst, int src, int tag);
   void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
   bool run_inline(Op& op);
   void publish_chunks(const std::shared_ptr<Op>& op, bool locked);

@@ -16,7 +16,17 @@ namespace dist::sim {
 std::exception_ptr World::unreachable_error(const Op& op) const {
   std::vector<int> gone;
   int failed_rank = -1;
+  if (op.any_source && op.pair[0] < 0) {  // no sender yet: every other member may still send
+    for (const int member : op.comm->members) {
+      const RankState& r = ranks_[static_cast<std::size_t>(member)];
+      if (member == op.pair[1]) continue;
+      if (!r.finished.load()) return nullptr;
+      gone.push_back(member);
+      if (r.error && failed_rank < 0) failed_rank = member;
+    }
+  }
   for (std::size_t i = 0; i < op.participants.size(); ++i) {
+    if (op.participants[i] < 0) continue;
     const RankState& r = ranks_[static_cast<std::size_t>(op.participants[i])];
     if (op.arrived[i] || !r.finished.load()) continue;
     gone.push_back(op.participants[i]);
@@ -49,7 +59,11 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
   std::vector<std::pair<std::shared_ptr<Op>, std::exception_ptr>> doomed;
   auto visit = [&](const std::shared_ptr<Op>& op) {
     const int i = op->index_of(rank);
-    if (i < 0 || op->state.load() != Op::State::gathering) return;
+    if (op->state.load() != Op::State::gathering) return;
+    if (i < 0) {  // an any_source recv this rank might have sent to
+      if (auto e = op->any_source ? unreachable_error(*op) : nullptr) doomed.emplace_back(op, e);
+      return;
+    }
     if (op->arrived[static_cast<std::size_t>(i)]) {
       doomed.emplace_back(op, std::make_exception_ptr(DeadlockError(
                                   abandoned_message(*op, static_cast<std::size_t>(i), rank))));
@@ -69,6 +83,8 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
     for (const auto& [key, queue] : comm->unmatched_sends)
       for (const auto& op : queue) visit(op);
     for (const auto& [key, queue] : comm->unmatched_recvs)
+      for (const auto& op : queue) visit(op);
+    for (const auto& [key, queue] : comm->any_source_recvs)
       for (const auto& op : queue) visit(op);
   }
   for (auto& [op, e] : doomed) fail(*op, std::move(e), true);

@@ -98,9 +98,12 @@ bool World::spin(int rank, Op& op) {
     }
     const int cpu = sched_getcpu();
     if (me.cpu.load(std::memory_order_relaxed) != cpu) me.cpu.store(cpu, std::memory_order_relaxed);
-    const bool shared = std::any_of(participants.begin(), participants.end(), [&](int r) {
-      return r != rank && ranks_[static_cast<std::size_t>(r)].cpu.load(std::memory_order_relaxed) == cpu;
-    });
+    // An any_source recv's sender is written when a send matches it: not read here.
+    const bool shared =
+        !op.any_source && std::any_of(participants.begin(), participants.end(), [&](int r) {
+          return r != rank &&
+                 ranks_[static_cast<std::size_t>(r)].cpu.load(std::memory_order_relaxed) == cpu;
+        });
     if (shared) std::this_thread::yield();
     else cpu_relax();
   }

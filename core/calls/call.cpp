@@ -56,7 +56,10 @@ std::string describe(const CallDesc& c, std::span<const int> split_ranks,
     sep = ", ";
   };
   if (has_op(c.kind)) add("op=" + std::string(to_string(c.op)));
-  if (const char* r = root_name(c.kind)) add(std::string(r) + "=" + std::to_string(c.root));
+  if (const char* r = root_name(c.kind))
+    add(std::string(r) + "=" +
+        (c.kind == CallKind::recv && c.root == any_source ? std::string("any_source")
+                                                          : std::to_string(c.root)));
   if (is_p2p(c.kind)) add("tag=" + std::to_string(c.tag));
   if (c.kind == CallKind::split && !split_ranks.empty()) add(braced("ranks", split_ranks));
   if (c.kind == CallKind::all_gather_v && !counts.empty()) add(braced("counts", counts));

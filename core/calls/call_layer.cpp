@@ -108,6 +108,7 @@ class CallLayer final : public BackendImpl {
     return call(make_call(CallKind::recv, data.dtype, data.count, src, ReduceOp::sum, tag),
                 [&] { return inner_->recv(data, src, tag); });
   }
+  bool receives_from_any_source() const override { return inner_->receives_from_any_source(); }
   Work barrier() override {
     return call(make_call(CallKind::barrier), [&] { return inner_->barrier(); });
   }

@@ -59,6 +59,10 @@ class DIST_API Work {
   bool is_completed() const;
   // The error the operation failed with; null while it is pending or after it succeeded.
   std::exception_ptr exception() const;
+  // The group rank a receive's data came from (the sender an any_source irecv matched), once it
+  // has completed successfully; -1 while it is pending, after it failed, and for every other
+  // operation.
+  int source() const;
   // The implementer's side (null: already complete).
   const std::shared_ptr<detail::WorkState>& state() const { return state_; }
 

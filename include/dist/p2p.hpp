@@ -1,5 +1,8 @@
 // Point-to-point messages: send/recv (blocking) and isend/irecv (returning a Work). `dst`/`src`
 // are ranks within `group`; a recv matches the oldest unmatched send from `src` with the same tag.
+// `src` = any_source (sim and mpi) takes a message with that tag from whichever rank sends one;
+// recv returns the rank the message came from, and an irecv's Work::source() tells it. In sim's
+// deterministic mode the sender chosen among those ready comes from Cluster.seed.
 // A send completes when its receiver has the data: code that counts on buffering is caught as a
 // deadlock in sim instead of hanging on a real network for large messages.
 #pragma once
@@ -24,23 +27,27 @@ template <Element T> Work irecv(std::span<T> data, int src, int tag = 0, const G
 template <Element T> void send(std::span<T> data, int dst, int tag = 0, const Group& group = {}) {
   detail::send(detail::buffer_of(data), dst, tag, group).wait();
 }
-template <Element T> void recv(std::span<T> data, int src, int tag = 0, const Group& group = {}) {
-  detail::recv(detail::buffer_of(data), src, tag, group).wait();
+template <Element T>
+int recv(std::span<T> data, int src, int tag = 0, const Group& group = {}) {
+  Work work = detail::recv(detail::buffer_of(data), src, tag, group);
+  work.wait();
+  return work.source();
 }
 template <Element T>
 void send(const std::vector<T>& data, int dst, int tag = 0, const Group& group = {}) {
   send(std::span<const T>(data), dst, tag, group);
 }
 template <Element T>
-void recv(std::vector<T>& data, int src, int tag = 0, const Group& group = {}) {
-  recv(std::span<T>(data), src, tag, group);
+int recv(std::vector<T>& data, int src, int tag = 0, const Group& group = {}) {
+  return recv(std::span<T>(data), src, tag, group);
 }
 DIST_API void send(const Tensor& data, int dst, int tag = 0, const Group& group = {});
-DIST_API void recv(Tensor& data, int src, int tag = 0, const Group& group = {});
+DIST_API int recv(Tensor& data, int src, int tag = 0, const Group& group = {});
 DIST_API Work isend(const Tensor& data, int dst, int tag = 0, const Group& group = {});
 DIST_API Work irecv(Tensor& data, int src, int tag = 0, const Group& group = {});
 
-// One send or receive of a batch (torch.distributed.P2POp); `peer` is a rank of `group`.
+// One send or receive of a batch (torch.distributed.P2POp); `peer` is a rank of `group` (an
+// irecv's may be any_source where recv's may).
 struct P2POp {
   enum class Kind { isend, irecv };
   template <Element T>

@@ -140,4 +140,8 @@ DIST_API std::string to_string(Device device);
 // Parses "cpu", "cuda" and "cuda:N"; throws InvalidArgument otherwise.
 DIST_API Device parse_device(std::string_view name);
 
+// recv's and irecv's `src` for a message from whichever rank of the group sends one (torch's
+// recv with src=None): recv returns that rank, Work::source tells it.
+inline constexpr int any_source = -1;
+
 }  // namespace dist

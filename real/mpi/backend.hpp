@@ -29,6 +29,7 @@ class MpiBackend final : public core::BackendImpl {
   Work all_gather(core::Buf input, core::Buf output) override;
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
+  bool receives_from_any_source() const override { return true; }
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 

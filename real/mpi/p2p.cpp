@@ -38,6 +38,24 @@ void finish_send(const MpiComm& comm, const MpiOperation& op, const P2PHeader& m
     core::throw_p2p_mismatch(comm.where(op.name()), world_rank(comm), mine, op.peer, *theirs);
 }
 
+// An any_source receiver's acknowledgement, sent once the message came and named its sender
+// (who posted the receive of it with the send, so it completes at once).
+void send_late_ack(MpiComm& comm, const MpiOperation& op, const std::byte* ack, int src, int tag) {
+  std::vector<std::byte> bytes(ack, ack + header_size);  // MPI's until the send completes
+  MPI_Request request = MPI_REQUEST_NULL;
+  int code = MPI_SUCCESS;
+  {
+    auto lock = mpi_lock();
+    code = MPI_Isend(bytes.data(), static_cast<int>(header_size), MPI_BYTE, src, tag, comm.acks(),
+                     &request);
+  }
+  if (code != MPI_SUCCESS) throw_mpi_error(code, comm.where(op.name()));
+  if (!poll_until(request, Clock::now() + comm.spec().timeout)) {
+    abandon(request, std::move(bytes));
+    comm.timed_out(op.name(), op.peer);
+  }
+}
+
 // The receiver's check of the message it got in `staged` (status: its size), then the copy out.
 void finish_recv(const MpiComm& comm, const MpiOperation& op, const P2PHeader& mine,
                  const std::byte* staged, core::Buf data, const MPI_Status& status) {
@@ -61,12 +79,15 @@ void finish_recv(const MpiComm& comm, const MpiOperation& op, const P2PHeader& m
 }  // namespace
 
 Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
-  MpiOperation operation{.kind = is_send ? "send to" : "recv from",
-                         .peer = comm_->spec().global_ranks[static_cast<std::size_t>(peer)],
-                         .tag = tag,
-                         .deadline = {},
-                         .finish = {},
-                         .scratch = {}};
+  const bool any = !is_send && peer == any_source;
+  MpiOperation operation{
+      .kind = is_send ? "send to" : "recv from",
+      .peer = any ? -1 : comm_->spec().global_ranks[static_cast<std::size_t>(peer)],
+      .tag = tag,
+      .receive = !is_send,
+      .deadline = {},
+      .finish = {},
+      .scratch = {}};
   if (tag > tag_limit_)
     throw InvalidArgument(
         comm_->where(operation.name()) + ": tag " + std::to_string(tag) +
@@ -87,6 +108,14 @@ Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
     if (data.count) std::memcpy(staged + header_size, data.data, data.bytes());
     operation.finish = [comm = comm_.get(), named = std::move(named), mine,
                         ack](const MPI_Status&) { finish_send(*comm, named, mine, ack); };
+  } else if (any) {
+    mine.encode(ack);
+    operation.finish = [comm = comm_.get(), named = std::move(named), mine, ack, staged, data,
+                        tag](const MPI_Status& status) mutable {
+      named.peer = comm->spec().global_ranks[static_cast<std::size_t>(status.MPI_SOURCE)];
+      send_late_ack(*comm, named, ack, status.MPI_SOURCE, tag);
+      finish_recv(*comm, named, mine, staged, data, status);
+    };
   } else {
     mine.encode(ack);
     operation.finish = [comm = comm_.get(), named = std::move(named), mine, staged,
@@ -100,8 +129,9 @@ Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
   {
     auto lock = mpi_lock();
     code = is_send ? MPI_Isend(staged, n, MPI_BYTE, peer, tag, comm_->handle(), &requests[0])
-                   : MPI_Irecv(staged, n, MPI_BYTE, peer, tag, comm_->handle(), &requests[0]);
-    if (code == MPI_SUCCESS) {
+                   : MPI_Irecv(staged, n, MPI_BYTE, any ? MPI_ANY_SOURCE : peer, tag,
+                               comm_->handle(), &requests[0]);
+    if (code == MPI_SUCCESS && !any) {  // an any_source recv acknowledges in finish
       constexpr int h = static_cast<int>(header_size);
       code = is_send ? MPI_Irecv(ack, h, MPI_BYTE, peer, tag, comm_->acks(), &requests[1])
                      : MPI_Isend(ack, h, MPI_BYTE, peer, tag, comm_->acks(), &requests[1]);

@@ -34,6 +34,7 @@ struct MpiOperation {
   const char* kind = "";                      // "all_reduce", ..., or "send to" / "recv from"
   int peer = -1;                              // the world rank a p2p operation talks to
   int tag = 0;                                // a p2p operation's tag
+  bool receive = false;                       // a recv: its first request's status names the sender
   std::optional<Clock::time_point> deadline;  // none: the group's timeout from wait()
   Finish finish;                              // after completion, on the waiting thread
   std::vector<std::byte> scratch;             // memory MPI uses until completion
@@ -51,6 +52,8 @@ class MpiWork final : public detail::WorkState {
 
   void wait() override;
   bool is_completed() override;
+  // A completed recv's sender, as MPI reported it (any_source included).
+  int source() const override { return operation_.receive ? statuses_[0].MPI_SOURCE : -1; }
 
  private:
   void complete();  // runs finish once the requests are done; records an error

@@ -114,9 +114,12 @@ TEST(ArgumentErrors, NegativeTag) {
 
 TEST(ArgumentErrors, PeerOutOfRange) {
   expect_invalid_everywhere(2, [] { dist::send(std::vector<int>(2), 2); }, {"'dst'"});
+  // any_source (-1) is a recv's only negative src; a send has no such destination.
+  expect_invalid_everywhere(2, [] { dist::send(std::vector<int>(2), dist::any_source); },
+                            {"'dst'"});
   expect_invalid_everywhere(2, [] {
     std::vector<int> v(2);
-    dist::recv(v, -1);
+    dist::recv(v, -2);
   }, {"'src'"});
 }
 
