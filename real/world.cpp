@@ -1,6 +1,6 @@
-// make_world_context and init_process_group: open the rendezvous, connect the chosen backend (its
-// row of the registry), and build the context (world group; no local group: the launcher's
-// layout is init_dist's).
+// make_world_context and init_process_group (a URL or a store): open the rendezvous, connect the
+// chosen backend (its row of the registry), and build the context (world group; no local group:
+// the launcher's layout is init_dist's).
 #include "real/world.hpp"
 
 #include <signal.h>
@@ -101,6 +101,13 @@ void init_process_group(Backend backend, std::string init_method, int rank, int 
                         std::chrono::milliseconds timeout) {
   real::check_can_join(backend, "init_process_group");
   real::join_world(backend, core::open_rendezvous(init_method, rank, world_size, timeout), timeout);
+}
+
+void init_process_group(Backend backend, std::shared_ptr<Store> store, int rank, int world_size,
+                        std::chrono::milliseconds timeout) {
+  real::check_can_join(backend, "init_process_group");
+  real::join_world(backend, core::store_rendezvous(std::move(store), rank, world_size, timeout),
+                   timeout);
 }
 
 }  // namespace dist

@@ -89,15 +89,9 @@ std::uint16_t parse_port(const std::string& text, const std::string& what) {
 
 std::shared_ptr<Store> make_tcp_store(const std::string& host, std::uint16_t port, int rank,
                                       int world_size, std::chrono::milliseconds timeout) {
-  TcpStoreOptions options;
-  options.host = host;
-  options.port = port;
-  options.is_server = rank == 0;
-  options.timeout = timeout;
+  TcpStoreOptions options = tcp_store_options(host, port, rank == 0, timeout);
   options.rank = rank;              // the store refuses a second process claiming the same rank
   options.world_size = world_size;  // and a claim of a rank outside the world
-  // distrun's per-job secret: the store then refuses clients without it (see README, Security).
-  options.secret = get_env("DIST_STORE_SECRET").value_or("");
   return std::make_shared<TcpStore>(options);
 }
 
@@ -170,6 +164,18 @@ Rendezvous open_tcp_rendezvous(const RendezvousAddress& address, std::chrono::mi
   check_rank(address.rank, address.world_size, method);
   return {make_tcp_store(address.host, address.port, address.rank, address.world_size, timeout),
           address.rank, address.world_size, address.host};
+}
+
+Rendezvous store_rendezvous(std::shared_ptr<Store> store, int rank, int world_size,
+                            std::chrono::milliseconds timeout) {
+  check_timeout(timeout);
+  if (!store) throw InvalidArgument(std::string(function) + ": the store is null");
+  check_rank(rank, world_size, "a store");
+  const Store* base = store.get();
+  while (const auto* prefixed = dynamic_cast<const PrefixStore*>(base))
+    base = prefixed->base().get();
+  const auto* tcp = dynamic_cast<const TcpStore*>(base);
+  return Rendezvous{std::move(store), rank, world_size, tcp ? tcp->host() : std::string()};
 }
 
 Rendezvous open_rendezvous(const std::string& init_method, int rank, int world_size,

@@ -1,6 +1,6 @@
 // torch's init methods turned into a store: env:// (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE),
-// tcp://host:port (rank 0 hosts a TcpStore) and file:///path (a FileStore), plus the environment
-// reading helpers init_dist's launchers share.
+// tcp://host:port (rank 0 hosts a TcpStore) and file:///path (a FileStore), or the caller's own
+// store; plus the environment reading helpers init_dist's launchers share.
 #pragma once
 
 #include <chrono>
@@ -37,6 +37,12 @@ DIST_API Rendezvous open_tcp_rendezvous(const RendezvousAddress& address,
 // -1 are read from RANK / WORLD_SIZE (env://) or the URL query (?rank=0&world_size=2).
 DIST_API Rendezvous open_rendezvous(const std::string& init_method, int rank, int world_size,
                                     std::chrono::milliseconds timeout);
+
+// A store the caller opened (init_process_group with a store): the store (InvalidArgument when
+// null), rank, world size and timeout checked; the host is a TCPStore's, under any PrefixStores
+// ("" otherwise, as for file://: the backends then use loopback unless told otherwise).
+DIST_API Rendezvous store_rendezvous(std::shared_ptr<Store> store, int rank, int world_size,
+                                     std::chrono::milliseconds timeout);
 
 // The environment variable `name`, or nothing when unset.
 std::optional<std::string> get_env(const char* name);

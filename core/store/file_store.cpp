@@ -1,5 +1,6 @@
-// FileStore: records are [u32 key length][key][u32 value length][value], appended under an
-// exclusive flock and read incrementally under a shared one; wait polls with a short sleep.
+// FileStore: records are [u32 key length][key][u32 value length][value] (a value length of
+// 0xffffffff, with no value, deletes the key), appended under an exclusive flock and read
+// incrementally under a shared one; wait polls with a short sleep.
 #include "core/store/file_store.hpp"
 
 #include <fcntl.h>
@@ -14,10 +15,16 @@
 
 #include "dist/errors.hpp"
 
-namespace dist::core {
+namespace dist {
+
+using core::Bytes;
+namespace store_detail = core::store_detail;
 
 namespace {
+// Counts the objects destroyed, for the cleanup; not one of the keys num_keys() counts.
 constexpr const char* users_key = "__dist_filestore_done__";
+// The value length of a deletion record (a value may be at most one byte shorter).
+constexpr std::uint32_t deleted = 0xffffffffU;
 
 [[noreturn]] void throw_os(const std::string& what, const std::string& path) {
   throw BackendError("FileStore: " + what + " '" + path + "' failed: " + std::strerror(errno),
@@ -57,17 +64,20 @@ class FileStore::Lock {
   std::lock_guard<std::mutex> guard_;
 };
 
-FileStore::FileStore(std::string path, int num_workers)
-    : path_(std::move(path)), num_workers_(num_workers) {
+FileStore::FileStore(std::string path, int world_size)
+    : path_(std::move(path)), world_size_(world_size) {
+  if (world_size_ == 0 || world_size_ < -1)
+    throw InvalidArgument("FileStore: world_size must be positive, or -1 to keep the file; got " +
+                          std::to_string(world_size_));
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) throw_os("opening", path_);
 }
 
 FileStore::~FileStore() {
   try {
-    if (num_workers_ > 0) {
+    if (world_size_ > 0) {
       Lock lock(*this, true);
-      if (add_locked(users_key, 1) >= num_workers_) ::unlink(path_.c_str());
+      if (add_locked(users_key, 1) >= world_size_) ::unlink(path_.c_str());
     }
   } catch (...) {  // a destructor must not throw; the file is then left behind
   }
@@ -104,26 +114,36 @@ void FileStore::refresh_locked() {
     const std::size_t key_size = take_u32();
     std::string key(take(key_size), key_size);
     const std::size_t value_size = take_u32();
+    if (value_size == deleted) {
+      cache_.erase(key);
+      continue;
+    }
     const char* value = take(value_size);
     cache_[std::move(key)] = Bytes(value, value + value_size);
   }
   read_offset_ = end;
 }
 
-void FileStore::append_locked(const std::string& key, const Bytes& value) {
+void FileStore::append_locked(const std::string& key, const Bytes* value) {
+  const std::size_t value_size = value ? value->size() : 0;
+  if (key.size() >= deleted || value_size >= deleted)
+    throw InvalidArgument("FileStore: key '" + key.substr(0, 64) + "' of " +
+                          std::to_string(key.size()) + " bytes or its value of " +
+                          std::to_string(value_size) + " bytes is over the limit of " +
+                          std::to_string(deleted - 1) + " bytes");
   Bytes record;
-  record.reserve(8 + key.size() + value.size());
+  record.reserve(8 + key.size() + value_size);
   put_u32(record, key.size());
   record.insert(record.end(), key.begin(), key.end());
-  put_u32(record, value.size());
-  record.insert(record.end(), value.begin(), value.end());
+  put_u32(record, value ? value_size : deleted);
+  if (value) record.insert(record.end(), value->begin(), value->end());
   if (::lseek(fd_, 0, SEEK_END) < 0) throw_os("seeking in", path_);
   write_all(fd_, record.data(), record.size(), path_);
 }
 
 void FileStore::do_set(const std::string& key, const Bytes& value) {
   Lock lock(*this, true);
-  append_locked(key, value);
+  append_locked(key, &value);
 }
 
 std::vector<std::string> FileStore::missing_locked(const std::vector<std::string>& keys) const {
@@ -153,19 +173,23 @@ void FileStore::do_wait(const std::vector<std::string>& keys, std::chrono::milli
 }
 
 Bytes FileStore::do_get(const std::string& key, std::chrono::milliseconds timeout) {
-  do_wait({key}, timeout);
-  std::lock_guard guard(mutex_);
-  return cache_.at(key);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {  // once more when the key was deleted between the wait and the read
+    do_wait({key}, std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                deadline - std::chrono::steady_clock::now()),
+                            std::chrono::milliseconds(0)));
+    std::lock_guard guard(mutex_);
+    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
 }
 
 std::int64_t FileStore::add_locked(const std::string& key, std::int64_t delta) {
   refresh_locked();
   const auto it = cache_.find(key);
-  const std::int64_t old =
-      it == cache_.end() ? 0 : store_detail::parse_counter("FileStore", key, it->second);
-  const auto value = static_cast<std::int64_t>(static_cast<std::uint64_t>(old) +
-                                               static_cast<std::uint64_t>(delta));
-  append_locked(key, store_detail::format_counter(value));
+  const std::int64_t value = store_detail::added_counter(
+      "FileStore", key, it == cache_.end() ? nullptr : &it->second, delta);
+  const Bytes text = store_detail::format_counter(value);
+  append_locked(key, &text);
   return value;
 }
 
@@ -180,4 +204,29 @@ bool FileStore::do_check(const std::vector<std::string>& keys) {
   return missing_locked(keys).empty();
 }
 
-}  // namespace dist::core
+Bytes FileStore::do_compare_set(const std::string& key, const Bytes& expected,
+                                const Bytes& desired) {
+  Lock lock(*this, true);
+  refresh_locked();
+  const auto it = cache_.find(key);
+  auto outcome = store_detail::compare_set_outcome(it == cache_.end() ? nullptr : &it->second,
+                                                   expected, desired);
+  if (outcome.store) append_locked(key, &desired);
+  return std::move(outcome.value);
+}
+
+bool FileStore::do_delete_key(const std::string& key) {
+  Lock lock(*this, true);
+  refresh_locked();
+  if (!cache_.contains(key)) return false;
+  append_locked(key, nullptr);
+  return true;
+}
+
+std::int64_t FileStore::do_num_keys() {
+  Lock lock(*this, false);
+  refresh_locked();
+  return static_cast<std::int64_t>(cache_.size() - (cache_.contains(users_key) ? 1 : 0));
+}
+
+}  // namespace dist

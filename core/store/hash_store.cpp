@@ -1,7 +1,10 @@
-// HashStore: a map under a mutex; waiters sleep on a condition variable notified by set/add.
+// HashStore: a map under a mutex; waiters sleep on a condition variable notified by every change.
 #include "core/store/hash_store.hpp"
 
-namespace dist::core {
+namespace dist {
+
+using core::Bytes;
+namespace store_detail = core::store_detail;
 
 void HashStore::do_set(const std::string& key, const Bytes& value) {
   {
@@ -25,8 +28,9 @@ void HashStore::do_wait(const std::vector<std::string>& keys, std::chrono::milli
 }
 
 Bytes HashStore::do_get(const std::string& key, std::chrono::milliseconds timeout) {
-  do_wait({key}, timeout);
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  const bool ready = changed_.wait_for(lock, timeout, [&] { return data_.contains(key); });
+  if (!ready) store_detail::throw_timeout("HashStore", timeout, {key});
   return data_.at(key);
 }
 
@@ -34,11 +38,10 @@ std::int64_t HashStore::do_add(const std::string& key, std::int64_t delta) {
   std::int64_t value = 0;
   {
     std::lock_guard lock(mutex_);
-    Bytes& slot = data_[key];
-    value = static_cast<std::int64_t>(static_cast<std::uint64_t>(
-                                          store_detail::parse_counter("HashStore", key, slot)) +
-                                      static_cast<std::uint64_t>(delta));
-    slot = store_detail::format_counter(value);
+    const auto it = data_.find(key);
+    value = store_detail::added_counter("HashStore", key, it == data_.end() ? nullptr : &it->second,
+                                        delta);
+    data_[key] = store_detail::format_counter(value);
   }
   changed_.notify_all();
   return value;
@@ -49,4 +52,29 @@ bool HashStore::do_check(const std::vector<std::string>& keys) {
   return missing_locked(keys).empty();
 }
 
-}  // namespace dist::core
+Bytes HashStore::do_compare_set(const std::string& key, const Bytes& expected,
+                                const Bytes& desired) {
+  store_detail::CompareSetOutcome outcome;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = data_.find(key);
+    outcome = store_detail::compare_set_outcome(it == data_.end() ? nullptr : &it->second, expected,
+                                                desired);
+    if (!outcome.store) return outcome.value;
+    data_[key] = desired;
+  }
+  changed_.notify_all();
+  return outcome.value;
+}
+
+bool HashStore::do_delete_key(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  return data_.erase(key) > 0;
+}
+
+std::int64_t HashStore::do_num_keys() {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::int64_t>(data_.size());
+}
+
+}  // namespace dist

@@ -1,15 +1,19 @@
-// The Store front end (default timeouts, argument checks), PrefixStore, and the helpers every
-// store implementation shares (timeout errors, the add counter's text form).
+// The Store front end (default timeouts, argument checks, text values), PrefixStore, and the
+// helpers every store implementation shares (timeout errors, the add counter, compare_set).
 #include "core/store/store.hpp"
 
 #include <charconv>
 
 #include "dist/errors.hpp"
 
-namespace dist::core {
+namespace dist {
 
+using core::Bytes;
+
+namespace core {
 Bytes to_bytes(std::string_view text) { return Bytes(text.begin(), text.end()); }
 std::string to_string(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
+}  // namespace core
 
 namespace {
 void check_timeout(std::chrono::milliseconds timeout, const char* function) {
@@ -28,6 +32,12 @@ Bytes Store::get(const std::string& key, std::chrono::milliseconds timeout) {
   return do_get(key, timeout);
 }
 
+std::string Store::get_string(const std::string& key) { return core::to_string(get(key)); }
+
+std::string Store::get_string(const std::string& key, std::chrono::milliseconds timeout) {
+  return core::to_string(get(key, timeout));
+}
+
 void Store::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
 
 void Store::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
@@ -38,6 +48,19 @@ void Store::wait(const std::vector<std::string>& keys, std::chrono::milliseconds
 std::int64_t Store::add(const std::string& key, std::int64_t delta) { return do_add(key, delta); }
 
 bool Store::check(const std::vector<std::string>& keys) { return keys.empty() || do_check(keys); }
+
+Bytes Store::compare_set(const std::string& key, const Bytes& expected, const Bytes& desired) {
+  return do_compare_set(key, expected, desired);
+}
+
+std::string Store::compare_set(const std::string& key, std::string_view expected,
+                               std::string_view desired) {
+  return core::to_string(do_compare_set(key, core::to_bytes(expected), core::to_bytes(desired)));
+}
+
+bool Store::delete_key(const std::string& key) { return do_delete_key(key); }
+
+std::int64_t Store::num_keys() { return do_num_keys(); }
 
 void Store::set(const std::string& key, const Bytes& value, std::chrono::milliseconds timeout) {
   check_timeout(timeout, "set");
@@ -102,6 +125,15 @@ bool PrefixStore::do_check(const std::vector<std::string>& keys) {
   return base_->check(keys_of(keys));
 }
 
+Bytes PrefixStore::do_compare_set(const std::string& key, const Bytes& expected,
+                                  const Bytes& desired) {
+  return base_->compare_set(key_of(key), expected, desired);
+}
+
+bool PrefixStore::do_delete_key(const std::string& key) { return base_->delete_key(key_of(key)); }
+
+std::int64_t PrefixStore::do_num_keys() { return base_->num_keys(); }
+
 void PrefixStore::do_set_within(const std::string& key, const Bytes& value,
                                 std::chrono::milliseconds timeout) {
   base_->set(key_of(key), value, timeout);
@@ -114,7 +146,7 @@ std::vector<std::string> PrefixStore::do_missing(const std::vector<std::string>&
   return out;
 }
 
-namespace store_detail {
+namespace core::store_detail {
 
 void throw_timeout(std::string_view store, std::chrono::milliseconds timeout,
                    const std::vector<std::string>& missing) {
@@ -139,6 +171,19 @@ std::int64_t parse_counter(std::string_view store, const std::string& key, const
 
 Bytes format_counter(std::int64_t value) { return to_bytes(std::to_string(value)); }
 
-}  // namespace store_detail
+std::int64_t added_counter(std::string_view store, const std::string& key, const Bytes* value,
+                           std::int64_t delta) {
+  const std::int64_t old = value ? parse_counter(store, key, *value) : 0;
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(old) +
+                                   static_cast<std::uint64_t>(delta));
+}
 
-}  // namespace dist::core
+CompareSetOutcome compare_set_outcome(const Bytes* current, const Bytes& expected,
+                                      const Bytes& desired) {
+  if (current ? *current == expected : expected.empty()) return {true, desired};
+  return {false, current ? *current : expected};
+}
+
+}  // namespace core::store_detail
+
+}  // namespace dist

@@ -27,7 +27,9 @@ inline constexpr std::size_t max_hello = 4096;
 inline constexpr std::size_t header_size = 4;
 
 // A connection's first request is `hello` (rank or -1, whether this is its first connection, the
-// job's secret); `missing` answers which of its keys are unset.
+// job's secret); `missing` answers which of its keys are unset. compare_set (key, expected,
+// desired) answers the value compare_set returns, delete_key (key) whether the key was set,
+// num_keys how many keys are set.
 enum class Command : std::uint8_t {
   set = 1,
   get = 2,
@@ -35,7 +37,10 @@ enum class Command : std::uint8_t {
   check = 4,
   wait = 5,
   missing = 6,
-  hello = 7
+  hello = 7,
+  compare_set = 8,
+  delete_key = 9,
+  num_keys = 10
 };
 enum class Status : std::uint8_t { ok = 0, missing = 1, timeout = 2, error = 3 };
 

@@ -1,6 +1,7 @@
-// TcpStore: the Store ranks of a job share over TCP (c10d's TCPStore). Rank 0 hosts the server on
-// MASTER_ADDR:MASTER_PORT in a background thread; every rank, rank 0 included, is a client.
-// Connecting retries until the timeout while the server is not up yet; every call has a deadline.
+// TcpStore (dist::TCPStore of <dist/store.hpp>): the Store ranks of a job share over TCP (c10d's
+// TCPStore). Rank 0 hosts the server on MASTER_ADDR:MASTER_PORT in a background thread; every
+// rank, rank 0 included, is a client. Connecting retries until the timeout while the server is not
+// up yet; every call has a deadline. Here: the options dist's own rendezvous opens one with.
 #pragma once
 
 #include <cstdint>
@@ -38,41 +39,16 @@ struct TcpStoreOptions {
   // The server's world size (rendezvous passes WORLD_SIZE): it refuses claims of ranks outside
   // 0..world_size-1. 0: any rank may be claimed.
   int world_size = 0;
+  // With is_server: the constructor waits until this many store objects (its own included) have
+  // connected (the public constructor's world_size; 0: no wait).
+  int wait_for_workers = 0;
 };
 
-class TcpStore final : public Store {
- public:
-  // Starts the server first when options.is_server (BackendError when the port is taken), then
-  // connects (TimeoutError when no server answers within options.timeout).
-  explicit TcpStore(TcpStoreOptions options);
-  ~TcpStore() override;
-  TcpStore(const TcpStore&) = delete;
-  TcpStore& operator=(const TcpStore&) = delete;
+// The options of a store at host:port, serving when is_server, with the job's secret
+// (DIST_STORE_SECRET, set by distrun) when the environment has one.
+TcpStoreOptions tcp_store_options(std::string host, std::uint16_t port, bool is_server,
+                                  std::chrono::milliseconds timeout);
 
-  // The server's port (the one it bound when options.port was 0).
-  std::uint16_t port() const { return options_.port; }
-  const std::string& host() const { return options_.host; }
-  // The server this object hosts (null on clients).
-  const TcpStoreServer* server() const { return server_.get(); }
-  int host_rank() const override { return options_.server_rank; }
-  bool hosted_here() const override { return server_ != nullptr; }
-
- protected:
-  void do_set(const std::string& key, const Bytes& value) override;
-  Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;
-  void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
-  std::int64_t do_add(const std::string& key, std::int64_t delta) override;
-  bool do_check(const std::vector<std::string>& keys) override;
-  void do_set_within(const std::string& key, const Bytes& value,
-                     std::chrono::milliseconds timeout) override;
-  std::vector<std::string> do_missing(const std::vector<std::string>& keys,
-                                      std::chrono::milliseconds timeout) override;
-
- private:
-  struct Client;
-  TcpStoreOptions options_;
-  std::unique_ptr<TcpStoreServer> server_;
-  std::unique_ptr<Client> client_;
-};
+using TcpStore = dist::TCPStore;
 
 }  // namespace dist::core

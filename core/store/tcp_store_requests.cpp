@@ -1,5 +1,6 @@
-// TcpStoreServer's answers: the hello (secret, rank claims), set/get/add/check/missing under the
-// per-value, total and keys-per-request limits, and parked waits with their timeouts.
+// TcpStoreServer's answers: the hello (secret, rank claims), set/get/add/check/missing/
+// compare_set/delete_key/num_keys under the per-value, total and keys-per-request limits, and
+// parked waits with their timeouts.
 #include <algorithm>
 #include <cstdint>
 
@@ -75,6 +76,7 @@ Bytes TcpStoreServer::Impl::handle_hello(const std::shared_ptr<Session>& session
     session->rank = rank;
     claimed = ranks.size();
   }
+  if (first) ++joined;
   session->closing = false;
   session->authenticated = true;
   return status_only(Status::ok);
@@ -114,10 +116,8 @@ Bytes TcpStoreServer::Impl::handle_add(Reader& in) {
   const auto it = data.find(key);
   std::int64_t value = 0;
   try {
-    const std::int64_t old =
-        it == data.end() ? 0 : store_detail::parse_counter("TcpStore", key, it->second);
-    value = static_cast<std::int64_t>(static_cast<std::uint64_t>(old) +
-                                      static_cast<std::uint64_t>(delta));
+    value = store_detail::added_counter("TcpStore", key, it == data.end() ? nullptr : &it->second,
+                                        delta);
   } catch (const Error& e) {
     return error_reply(e.what());
   }
@@ -128,6 +128,37 @@ Bytes TcpStoreServer::Impl::handle_add(Reader& in) {
       .u8(static_cast<std::uint8_t>(Status::ok))
       .u64(static_cast<std::uint64_t>(value))
       .finish();
+}
+
+Bytes TcpStoreServer::Impl::handle_compare_set(Reader& in) {
+  const std::string key = in.str();
+  const Bytes expected = in.bytes();
+  Bytes desired = in.bytes();
+  in.done();
+  const auto it = data.find(key);
+  auto outcome = store_detail::compare_set_outcome(it == data.end() ? nullptr : &it->second,
+                                                   expected, desired);
+  if (outcome.store) {
+    if (auto refusal = put(key, std::move(desired)); !refusal.empty())
+      return error_reply("TcpStore: " + refusal);
+    notify_waiters();
+  }
+  return Writer()
+      .u8(static_cast<std::uint8_t>(Status::ok))
+      .bytes(outcome.value)
+      .finish(options.max_message);
+}
+
+Bytes TcpStoreServer::Impl::handle_delete_key(Reader& in) {
+  const std::string key = in.str();
+  in.done();
+  const auto it = data.find(key);
+  const bool found = it != data.end();
+  if (found) {
+    total -= key.size() + it->second.size();
+    data.erase(it);
+  }
+  return Writer().u8(static_cast<std::uint8_t>(Status::ok)).u8(found ? 1 : 0).finish();
 }
 
 Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, const Bytes& payload) {
@@ -174,6 +205,14 @@ Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, Comm
           .finish(options.max_message);
     }
     case Command::wait: return handle_wait(session, in);
+    case Command::compare_set: return handle_compare_set(in);
+    case Command::delete_key: return handle_delete_key(in);
+    case Command::num_keys:
+      in.done();
+      return Writer()
+          .u8(static_cast<std::uint8_t>(Status::ok))
+          .u64(static_cast<std::uint64_t>(data.size()))
+          .finish();
     case Command::hello: break;
   }
   throw ProtocolError("unknown command");

@@ -93,4 +93,6 @@ std::size_t TcpStoreServer::rejected_connections() const { return impl_->rejecte
 
 std::size_t TcpStoreServer::claimed_ranks() const { return impl_->claimed.load(); }
 
+std::size_t TcpStoreServer::joined_clients() const { return impl_->joined.load(); }
+
 }  // namespace dist::core

@@ -39,6 +39,9 @@ class TcpStoreServer {
   std::size_t rejected_connections() const;
   // How many ranks are claimed by open connections (the server remembers no other claims).
   std::size_t claimed_ranks() const;
+  // How many store objects have connected so far (first connections whose hello was accepted;
+  // reconnections do not count).
+  std::size_t joined_clients() const;
 
   struct Impl;
 

@@ -46,6 +46,7 @@ struct TcpStoreServer::Impl {
   // Who claimed each rank in its hello: open connections only (close() forgets its claim).
   std::map<int, std::weak_ptr<Session>> ranks;
   std::atomic<std::size_t> claimed{0};  // ranks.size(), for claimed_ranks()
+  std::atomic<std::size_t> joined{0};   // accepted first hellos, for joined_clients()
   std::list<std::shared_ptr<Waiter>> waiters;
   asio::steady_timer retry{io};
   std::uint16_t port = 0;
@@ -60,6 +61,8 @@ struct TcpStoreServer::Impl {
   Bytes handle_hello(const std::shared_ptr<Session>& session, const Bytes& payload);
   Bytes handle_set(Reader& in);
   Bytes handle_add(Reader& in);
+  Bytes handle_compare_set(Reader& in);
+  Bytes handle_delete_key(Reader& in);
   Bytes handle_wait(const std::shared_ptr<Session>& session, Reader& in);
   // Stores key=value unless it breaks a limit (then the refusal's text).
   std::string put(const std::string& key, Bytes value);

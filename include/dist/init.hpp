@@ -5,12 +5,14 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "dist/api.hpp"
 #include "dist/export.hpp"
+#include "dist/store.hpp"
 #include "dist/types.hpp"
 
 namespace dist {
@@ -32,6 +34,18 @@ inline constexpr std::chrono::milliseconds default_pg_timeout{std::chrono::minut
 // not built, a port in use).
 DIST_API void init_process_group(Backend backend, std::string init_method = "env://", int rank = -1,
                                  int world_size = -1,
+                                 std::chrono::milliseconds timeout = default_pg_timeout);
+
+// The same through a store every rank opened itself (<dist/store.hpp>: a TCPStore whose master
+// is rank 0, a FileStore on a path every rank reaches, a HashStore for a one-process world, or a
+// PrefixStore over one), as torch's init_process_group(store=...). The backend rendezvous under
+// its own keys in the store ("gloo/world/...", ...), so the program may keep using the store for
+// its own; a second init through the same store needs a PrefixStore with a new prefix. The
+// backend's network is the TCPStore's host (loopback for other stores unless GLOO_SOCKET_IFNAME
+// says otherwise). Errors: InvalidArgument (a null store, a world_size below 1, a rank outside
+// [0, world_size), each named; a timeout that is not positive; already initialised); then as above.
+DIST_API void init_process_group(Backend backend, std::shared_ptr<Store> store, int rank,
+                                 int world_size,
                                  std::chrono::milliseconds timeout = default_pg_timeout);
 
 // Whether dist was built with the backend's library (torch's is_<name>_available): init with it

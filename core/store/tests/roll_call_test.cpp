@@ -77,6 +77,12 @@ class GoneStore final : public dist::core::Store {
   void do_wait(const std::vector<std::string>&, std::chrono::milliseconds) override { fail(); }
   std::int64_t do_add(const std::string&, std::int64_t) override { fail(); }
   bool do_check(const std::vector<std::string>&) override { fail(); }
+  dist::core::Bytes do_compare_set(const std::string&, const dist::core::Bytes&,
+                                   const dist::core::Bytes&) override {
+    fail();
+  }
+  bool do_delete_key(const std::string&) override { fail(); }
+  std::int64_t do_num_keys() override { fail(); }
 
  private:
   [[noreturn]] static void fail() { throw dist::BackendError("store: connection refused"); }
@@ -98,6 +104,12 @@ class FailingLaterStore final : public dist::core::Store {
   }
   std::int64_t do_add(const std::string& k, std::int64_t d) override { return inner_.add(k, d); }
   bool do_check(const std::vector<std::string>& k) override { return inner_.check(k); }
+  dist::core::Bytes do_compare_set(const std::string& k, const dist::core::Bytes& e,
+                                   const dist::core::Bytes& d) override {
+    return inner_.compare_set(k, e, d);
+  }
+  bool do_delete_key(const std::string& k) override { return inner_.delete_key(k); }
+  std::int64_t do_num_keys() override { return inner_.num_keys(); }
   std::vector<std::string> do_missing(const std::vector<std::string>& k,
                                       std::chrono::milliseconds t) override {
     if (++polls_ >= fail_from_) throw dist::BackendError("store: connection reset");

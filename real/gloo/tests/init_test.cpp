@@ -1,5 +1,8 @@
 // init_process_group in this process: argument and environment errors (naming the variable),
-// a one-process world over tcp:// and file://, double initialisation, destroy_dist, port in use.
+// a one-process world over tcp://, file:// and a HashStore, double initialisation, destroy_dist,
+// port in use.
+#include "dist/init.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,7 +11,7 @@
 
 #include "core/store/tcp_store.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/store.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"
 
@@ -88,6 +91,32 @@ TEST(InitProcessGroup, OneProcessWorldOverAFile) {
   dist::destroy_dist();
   EXPECT_FALSE(std::filesystem::exists(dir + "/store"));
   std::filesystem::remove_all(dir);
+}
+
+TEST(InitProcessGroup, OneProcessWorldThroughAHashStore) {
+  auto store = std::make_shared<dist::HashStore>();
+  dist::init_process_group(dist::Backend::gloo, store, 0, 1, 5s);
+  EXPECT_EQ(dist::get_dist_info(), std::make_pair(0, 1));
+  std::vector<int> v{4};
+  dist::all_reduce(v);
+  EXPECT_EQ(v, std::vector<int>{4});
+  EXPECT_GT(store->num_keys(), 0);  // gloo's rendezvous keys are in the program's store
+  dist::destroy_dist();
+  EXPECT_FALSE(dist::is_distributed());
+}
+
+TEST(InitProcessGroup, BadStoreArgumentsAreInvalid) {
+  const auto init = [](std::shared_ptr<dist::Store> store, int rank, int world,
+                       std::chrono::milliseconds timeout = 1s) {
+    return [=] { dist::init_process_group(dist::Backend::gloo, store, rank, world, timeout); };
+  };
+  const auto store = std::make_shared<dist::HashStore>();
+  expect_invalid_naming(init(nullptr, 0, 1), "the store is null");
+  expect_invalid_naming(init(store, 0, 0), "world_size must be given (>= 1) for a store, got 0");
+  expect_invalid_naming(init(store, 2, 2), "rank must be in [0, 2) for a store, got 2");
+  expect_invalid_naming(init(store, -1, 2), "rank must be in [0, 2) for a store, got -1");
+  expect_invalid_naming(init(store, 0, 1, 0ms), "timeout must be positive, got 0 ms");
+  EXPECT_EQ(store->num_keys(), 0);  // nothing was started
 }
 
 TEST(InitProcessGroup, PortInUseIsAClearError) {

@@ -1,8 +1,8 @@
 // init_process_group and init_dist with ranks as real processes (fork): tcp://, env:// and file://
-// worlds of 2 to 4 processes, the launchers' local groups, and a process killed mid-run, which every
-// other process reports as a RankFailure naming it, within the timeout.
+// worlds of 2 to 4 processes, worlds through the program's own TCPStore, FileStore or PrefixStore,
+// the launchers' local groups, and a process killed mid-run, which every other process reports as
+// a RankFailure naming it, within the timeout.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <cstdlib>
@@ -10,6 +10,7 @@
 
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
+#include "dist/store.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"
 
@@ -118,6 +119,76 @@ TEST(GlooProcesses, FileInitMethodRemovesItsFile) {
   }, 60s), expected_text(n));
   EXPECT_FALSE(std::filesystem::exists(path));
   std::filesystem::remove_all(dir);
+}
+
+// init_process_group through a store every process opened itself (torch's store=): the world
+// works, and the program keeps using the store for its own keys (a compare_set elects the same
+// leader on every rank).
+std::string exercise_world_and_store(int rank, int n, dist::Store& store) {
+  auto text = exercise_world(rank, n);
+  const std::string leader = store.compare_set("leader", "", std::to_string(rank));
+  if (store.num_keys() < 1) throw std::runtime_error("the store lost its keys");
+  // The last use of the store: the master's may go once every rank is past this collective.
+  const auto leaders = dist::all_gather_object(leader);
+  for (const auto& l : leaders)
+    if (l != leaders[0])
+      throw std::runtime_error("ranks saw different leaders: " + l + ", " + leaders[0]);
+  dist::destroy_dist();
+  return text;
+}
+
+TEST(GlooProcesses, InitThroughATCPStore) {
+  for (const int n : {2, 3}) {
+    const int port = test_support::free_port();
+    expect_all_ok(run_processes(
+                      n,
+                      [&](int rank) {
+      // The master (rank 0) waits in its constructor until all n stores have connected.
+      auto store = std::make_shared<dist::TCPStore>("127.0.0.1", port, n, rank == 0, 20s);
+      dist::init_process_group(dist::Backend::gloo, store, rank, n, 20s);
+      return exercise_world_and_store(rank, n, *store);
+                      },
+                      60s),
+                  expected_text(n));
+  }
+}
+
+TEST(GlooProcesses, InitThroughAFileStoreRemovesItsFile) {
+  const int n = 3;
+  char pattern[] = "/tmp/dist_store_init_XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  const std::string path = dir + "/store";
+  expect_all_ok(run_processes(
+                    n,
+                    [&](int rank) {
+    auto store = std::make_shared<dist::FileStore>(path, n);
+    dist::init_process_group(dist::Backend::gloo, store, rank, n, 20s);
+    return exercise_world_and_store(rank, n, *store);
+                    },
+                    60s),
+                expected_text(n));
+  EXPECT_FALSE(std::filesystem::exists(path));  // the last of the n FileStores removed it
+  std::filesystem::remove_all(dir);
+}
+
+// Two worlds in turn through one TCPStore, each under a PrefixStore of its own.
+TEST(GlooProcesses, TwoWorldsThroughPrefixesOfOneStore) {
+  const int n = 2;
+  const int port = test_support::free_port();
+  expect_all_ok(run_processes(
+                    n,
+                    [&](int rank) {
+    auto store = std::make_shared<dist::TCPStore>("127.0.0.1", port, n, rank == 0, 20s);
+    std::string text;
+    for (const char* prefix : {"first", "second"}) {
+      auto view = std::make_shared<dist::PrefixStore>(prefix, store);
+      dist::init_process_group(dist::Backend::gloo, view, rank, n, 20s);
+      text += std::string(prefix) + ":" + exercise_world_and_store(rank, n, *view) + ";";
+    }
+    return text;
+                    },
+                    60s),
+                "first:" + expected_text(n) + ";second:" + expected_text(n) + ";");
 }
 
 // Each survivor reports what it caught; `victim` is killed with SIGKILL after the first all_reduce.
