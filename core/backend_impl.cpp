@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/calls/call.hpp"
 #include "core/group_text.hpp"
 #include "core/work_state.hpp"
 #include "dist/errors.hpp"
@@ -157,6 +158,22 @@ TimeoutError monitored_barrier_timeout(const std::vector<int>& missing, bool wai
                           " ms): " + ranks_phrase(named) + (named.size() == 1 ? " has" : " have") +
                           " not arrived",
                       named);
+}
+
+std::shared_ptr<BackendImpl> BackendImpl::split_groups(const std::vector<std::vector<int>>& lists) {
+  std::shared_ptr<BackendImpl> mine;
+  for (const auto& ranks : lists)
+    if (auto child = split(ranks)) mine = std::move(child);
+  return mine;
+}
+
+std::uint32_t layout_hash(const std::vector<std::vector<int>>& lists) {
+  std::vector<std::uint64_t> flat;
+  for (const auto& ranks : lists) {
+    flat.push_back(ranks.size());
+    flat.insert(flat.end(), ranks.begin(), ranks.end());
+  }
+  return hash_list(flat);
 }
 
 Work post_recv(BackendImpl& backend, Buf data, int src, int tag) {

@@ -105,4 +105,8 @@ DIST_API std::shared_ptr<detail::GroupState> make_group_state(const Context& own
                                                               std::vector<int> ranks,
                                                               std::shared_ptr<BackendImpl> backend);
 
+// The groups of a layout (new_subgroups, a device mesh's dimension; disjoint lists of world
+// ranks, the same on every rank), made by one split of the world (BackendImpl::split_groups).
+DIST_API std::vector<Group> make_layout_groups(const std::vector<std::vector<int>>& lists);
+
 }  // namespace dist::core

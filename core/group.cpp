@@ -167,3 +167,24 @@ Group new_group(const std::vector<int>& ranks, const GroupOptions& options) {
 }
 
 }  // namespace dist
+
+namespace dist::core {
+
+std::vector<Group> make_layout_groups(const std::vector<std::vector<int>>& lists) {
+  Context* ctx = current_context();
+  if (!ctx)
+    throw NotInitialized(
+        "new_subgroups: no distributed context (call init_dist, or run inside "
+        "dist::sim::run)");
+  for (const auto& ranks : lists) check_new_group_ranks(ranks, ctx->world_size);
+  auto mine = ctx->world->backend ? ctx->world->backend->split_groups(lists) : nullptr;
+  std::vector<Group> groups;
+  groups.reserve(lists.size());
+  for (const auto& ranks : lists) {
+    const bool member = std::find(ranks.begin(), ranks.end(), ctx->rank) != ranks.end();
+    groups.emplace_back(make_group_state(*ctx, ranks, member ? mine : nullptr));
+  }
+  return groups;
+}
+
+}  // namespace dist::core

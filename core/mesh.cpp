@@ -1,5 +1,5 @@
-// new_subgroups and init_device_mesh: layouts of groups made with new_group, every rank making
-// every group of the layout in the same order, so each call is matched on every rank.
+// new_subgroups and init_device_mesh: layouts of groups, each layout made by one split of the
+// world (core::make_layout_groups), as MPI_Comm_split and ncclCommSplit split by color and key.
 #include "dist/mesh.hpp"
 
 #include <algorithm>
@@ -7,22 +7,19 @@
 #include <numeric>
 #include <set>
 
+#include "core/context.hpp"
 #include "dist/errors.hpp"
 
 namespace dist {
 
 namespace {
-// Makes the groups of `lists` (every rank calls new_group for each); returns the caller's (the
-// first one when no list holds it) and all of them.
+// Makes the groups of `lists`; returns the caller's (the first one when no list holds it) and
+// all of them.
 std::pair<Group, std::vector<Group>> make_groups(const std::vector<std::vector<int>>& lists) {
-  const int me = get_rank();
-  std::vector<Group> all;
-  std::size_t mine = 0;
-  for (const auto& ranks : lists) {
-    if (std::find(ranks.begin(), ranks.end(), me) != ranks.end()) mine = all.size();
-    all.push_back(new_group(ranks));
-  }
-  return {all.at(mine), all};
+  auto all = core::make_layout_groups(lists);
+  for (const auto& group : all)
+    if (group.is_member()) return {group, all};
+  return {all.at(0), all};
 }
 
 std::string shape_text(const std::vector<int>& shape) {

@@ -22,6 +22,7 @@ void Call::take(Call&& other) {
 std::string_view differing_field(const Call& a, const Call& b) {
   if (const auto field = core::differing_field(a, b); !field.empty()) return field;
   if (a.kind == OpKind::split && a.split_ranks != b.split_ranks) return "ranks";
+  // split_groups: each rank's own list differs; the layout's hash (lists) is compared by core's.
   if (a.kind == OpKind::all_gather_v && a.counts != b.counts) return "counts";
   return {};
 }

@@ -121,6 +121,7 @@ struct Op {
   std::atomic<std::size_t> next_chunk{0};
   std::atomic<std::size_t> done_chunks{0};
   std::shared_ptr<Comm> new_comm;  // the result of a split
+  std::vector<std::shared_ptr<Comm>> new_comms;  // split_groups': each participant's (or null)
 
   // The index of global rank `rank` among the participants, or -1.
   int index_of(int rank) const;

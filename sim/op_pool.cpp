@@ -48,6 +48,7 @@ thread_local Retired retired;
 // in no communicator's lists, so it keeps no cycle alive (the shelf dies with the world).
 void release_references(Op& op) {
   op.new_comm.reset();
+  op.new_comms.clear();
   if (op.error) op.error = nullptr;
   if (op.plan.run) op.plan = Plan{};
 }

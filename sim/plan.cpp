@@ -109,7 +109,7 @@ Plan make_plan(const Op& op) {
       return reduce_plan(op);
     case OpKind::barrier:
     case OpKind::split:
-      return {};
+    case OpKind::split_groups: return {};
     default:
       return copy_plan(op);
   }

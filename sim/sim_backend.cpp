@@ -167,4 +167,20 @@ std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ran
   return nullptr;
 }
 
+std::shared_ptr<core::BackendImpl> SimBackend::split_groups(
+    const std::vector<std::vector<int>>& lists) {
+  Call c;
+  c.kind = OpKind::split_groups;
+  c.lists = core::layout_hash(lists);
+  for (const auto& ranks : lists)
+    if (std::find(ranks.begin(), ranks.end(), rank_) != ranks.end()) c.split_ranks = ranks;
+  auto op = world_.post_collective(comm_, rank_, std::move(c));
+  world_.wait(global_rank_, op);
+  const auto& mine = op->new_comms.at(static_cast<std::size_t>(rank_));
+  if (!mine) return nullptr;
+  const auto& members = mine->members;
+  const auto at = std::find(members.begin(), members.end(), global_rank_);
+  return std::make_shared<SimBackend>(world_, mine, static_cast<int>(at - members.begin()));
+}
+
 }  // namespace dist::sim

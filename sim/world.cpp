@@ -169,7 +169,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     // The last arrival completes a small op before leaving the gate, while the op's state line
     // is still its own (waiters poll it); waking anyone waits until after (lock order).
     if (arrival.kind == Arrival::Kind::all_arrived && !locked_ &&
-        op->calls.front().kind != OpKind::split) {
+        op->calls.front().kind != OpKind::split && op->calls.front().kind != OpKind::split_groups) {
       if (!run_inline(*op))
         arrival.kind = Arrival::Kind::planned;
       else
@@ -180,92 +180,6 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   settle(op, static_cast<std::size_t>(group_rank), std::move(arrival), locked_);
   if (locked_) yield(lock, rank);
   return op;
-}
-
-std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank,
-                                    Call&& call) {
-  auto lock = lock_fabric();
-  const int rank = comm->members[static_cast<std::size_t>(group_rank)];
-  apply_faults(lock, rank, call);
-  if (trace_) call.start_us = now_us();
-  const bool is_send = call.kind == OpKind::send;
-  std::shared_ptr<Op> op = is_send ? match_send(*comm, group_rank, call.root, call.tag)
-                                   : match_recv(*comm, group_rank, call.root, call.tag);
-  if (!op) {
-    const int src = is_send ? group_rank : call.root;
-    const int dst = is_send ? call.root : group_rank;
-    op = op_pool_.take(2);
-    op->comm = comm;
-    op->p2p = true;
-    op->any_source = src == any_source;
-    op->source = src;
-    op->pair = {src == any_source ? -1 : comm->members[static_cast<std::size_t>(src)],
-                comm->members[static_cast<std::size_t>(dst)]};
-    op->participants = op->pair;
-    op->id = next_op_id_++;
-    if (op->any_source) comm->any_source_recvs[{dst, call.tag}].push_back(op);
-    else
-      (is_send ? comm->unmatched_sends : comm->unmatched_recvs)[{src, dst, call.tag}].push_back(op);
-  }
-  const std::size_t index = is_send ? 0 : 1;
-  settle(op, index, register_arrival(*op, index, std::move(call)), true);
-  yield(lock, rank);
-  return op;
-}
-
-namespace {
-// Takes the oldest op of `queue` at `key` (there is one).
-template <class Map, class Key>
-std::shared_ptr<Op> take_front(Map& queue, const Key& key) {
-  auto it = queue.find(key);
-  auto op = std::move(it->second.front());
-  it->second.pop_front();
-  if (it->second.empty()) queue.erase(it);
-  return op;
-}
-}  // namespace
-
-// A send from `src` to `dst` matches the receive posted first among dst's oldest recv from src
-// and its oldest recv from any_source with the tag (MPI's order); null when there is none.
-std::shared_ptr<Op> World::match_send(Comm& comm, int src, int dst, int tag) {
-  const Comm::Channel channel{src, dst, tag};
-  const Comm::Inbox inbox{dst, tag};
-  const auto from_src = comm.unmatched_recvs.find(channel);
-  const auto from_any = comm.any_source_recvs.find(inbox);
-  const bool has_src = from_src != comm.unmatched_recvs.end();
-  const bool has_any = from_any != comm.any_source_recvs.end();
-  if (has_src && (!has_any || from_src->second.front()->id < from_any->second.front()->id))
-    return take_front(comm.unmatched_recvs, channel);
-  if (!has_any) return nullptr;
-  auto op = take_front(comm.any_source_recvs, inbox);
-  op->pair[0] = comm.members[static_cast<std::size_t>(src)];
-  op->source = src;
-  return op;
-}
-
-// A recv from `src` takes its oldest unmatched send. From any_source it takes one of the sends
-// waiting for it with the tag: in deterministic mode one drawn from the seed among the senders
-// (so seeds explore the matches and one replays exactly), else the oldest. Null when none waits.
-std::shared_ptr<Op> World::match_recv(Comm& comm, int dst, int src, int tag) {
-  if (src != any_source) {
-    const Comm::Channel channel{src, dst, tag};
-    if (!comm.unmatched_sends.contains(channel)) return nullptr;
-    return take_front(comm.unmatched_sends, channel);
-  }
-  std::vector<Comm::Channel> ready;  // by sender
-  for (const auto& [channel, queue] : comm.unmatched_sends)
-    if (std::get<1>(channel) == dst && std::get<2>(channel) == tag) ready.push_back(channel);
-  if (ready.empty()) return nullptr;
-  std::size_t pick = 0;
-  if (deterministic()) {
-    pick = std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(schedule_rng_);
-  } else {
-    for (std::size_t i = 1; i < ready.size(); ++i)
-      if (comm.unmatched_sends[ready[i]].front()->id <
-          comm.unmatched_sends[ready[pick]].front()->id)
-        pick = i;
-  }
-  return take_front(comm.unmatched_sends, ready[pick]);
 }
 
 // Records participant `index`'s call and judges the op from what has arrived so far. Called
@@ -328,11 +242,33 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
     std::unique_lock<std::mutex> lock;
     if (!locked) lock = lock_fabric();
     op->new_comm = make_comm(std::move(name), std::move(members));
+  } else if (first.kind == OpKind::split_groups) {
+    make_layout_comms(*op, locked);
   }
   if (run_inline(*op))
     complete(*op, locked);
   else
     publish_chunks(op, locked);
+}
+
+// The communicators of a split_groups op: one per list (each participant's call holds its own),
+// made by the list's first member's entry and shared by every member's.
+void World::make_layout_comms(Op& op, bool locked) {
+  std::unique_lock<std::mutex> lock;
+  if (!locked) lock = lock_fabric();
+  op.new_comms.assign(op.calls.size(), nullptr);
+  for (std::size_t i = 0; i < op.calls.size(); ++i) {
+    const auto& list = op.calls[i].split_ranks;
+    if (list.empty() || static_cast<std::size_t>(list.front()) != i) continue;
+    std::vector<int> members;
+    for (const int r : list) members.push_back(op.comm->members[static_cast<std::size_t>(r)]);
+    std::string name = core::group_name(members);
+    op.new_comms[i] = make_comm(std::move(name), std::move(members));
+  }
+  for (std::size_t i = 0; i < op.calls.size(); ++i) {
+    const auto& list = op.calls[i].split_ranks;
+    if (!list.empty()) op.new_comms[i] = op.new_comms[static_cast<std::size_t>(list.front())];
+  }
 }
 
 // One rank runs at a time in deterministic mode, and a small op is over sooner than waiters

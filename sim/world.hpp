@@ -110,6 +110,7 @@ class World {
   std::shared_ptr<Op> match_send(Comm& comm, int src, int dst, int tag);
   std::shared_ptr<Op> match_recv(Comm& comm, int dst, int src, int tag);
   void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
+  void make_layout_comms(Op& op, bool locked);
   bool run_inline(Op& op);
   void publish_chunks(const std::shared_ptr<Op>& op, bool locked);
   void fail(Op& op, std::exception_ptr error, bool locked);

@@ -19,6 +19,7 @@ std::string_view to_string(CallKind kind) {
     case CallKind::recv: return "recv";
     case CallKind::all_gather_v: return "all_gather_v";
     case CallKind::all_to_all_v: return "all_to_all_v";
+    case CallKind::split_groups: return "new_subgroups";
   }
   return "unknown";
 }
@@ -27,7 +28,9 @@ namespace {
 bool has_op(CallKind k) {
   return k == CallKind::all_reduce || k == CallKind::reduce || k == CallKind::reduce_scatter;
 }
-bool has_data(CallKind k) { return k != CallKind::barrier && k != CallKind::split; }
+bool has_data(CallKind k) {
+  return k != CallKind::barrier && k != CallKind::split && k != CallKind::split_groups;
+}
 const char* root_name(CallKind k) {
   switch (k) {
     case CallKind::broadcast:
@@ -61,7 +64,8 @@ std::string describe(const CallDesc& c, std::span<const int> split_ranks,
         (c.kind == CallKind::recv && c.root == any_source ? std::string("any_source")
                                                           : std::to_string(c.root)));
   if (is_p2p(c.kind)) add("tag=" + std::to_string(c.tag));
-  if (c.kind == CallKind::split && !split_ranks.empty()) add(braced("ranks", split_ranks));
+  if ((c.kind == CallKind::split || c.kind == CallKind::split_groups) && !split_ranks.empty())
+    add(braced("ranks", split_ranks));
   if (c.kind == CallKind::all_gather_v && !counts.empty()) add(braced("counts", counts));
   if (c.kind == CallKind::all_to_all_v) add(std::string(to_string(c.dtype)) + ", splits");
   else if (has_data(c.kind)) add(std::string(to_string(c.dtype)) + " x " + std::to_string(c.count));
@@ -80,6 +84,7 @@ std::string_view differing_field(const CallDesc& a, const CallDesc& b) {
   if (root_name(a.kind) && a.root != b.root) return root_name(a.kind);
   if (has_op(a.kind) && a.op != b.op) return "op";
   if (a.kind == CallKind::split && a.lists != b.lists) return "ranks";
+  if (a.kind == CallKind::split_groups && a.lists != b.lists) return "groups";
   if (a.kind == CallKind::all_gather_v && a.lists != b.lists) return "counts";
   return {};
 }

@@ -29,10 +29,11 @@ enum class CallKind : std::uint8_t {
   send,
   recv,
   all_gather_v,
-  all_to_all_v  // with split sizes, which differ between ranks: its count is 0
+  all_to_all_v,  // with split sizes, which differ between ranks: its count is 0
+  split_groups   // every group of a layout at once (new_subgroups, a mesh dim): `lists` hashes it
 };
-inline constexpr int call_kind_count = 13;
-// "all_reduce", ...; split reads "new_group".
+inline constexpr int call_kind_count = 14;
+// "all_reduce", ...; split reads "new_group", split_groups "new_subgroups".
 DIST_API std::string_view to_string(CallKind kind);
 inline bool is_p2p(CallKind k) { return k == CallKind::send || k == CallKind::recv; }
 

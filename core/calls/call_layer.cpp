@@ -144,6 +144,7 @@ class CallLayer final : public BackendImpl {
                 [&] { return inner_->all_to_all_v(input, output, input_counts, output_counts); });
   }
   std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<BackendImpl> split_groups(const std::vector<std::vector<int>>& lists) override;
   void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
 
  private:
@@ -156,6 +157,8 @@ class CallLayer final : public BackendImpl {
   std::uint64_t seq_ = 0;    // the group's collectives so far
   std::uint64_t chain_ = 0;  // their hash chain (chain_hash)
   int splits_ = 0;
+  std::shared_ptr<BackendImpl> layer_over(std::shared_ptr<BackendImpl> child,
+                                          const std::vector<int>& ranks, const std::string& suffix);
   std::uint64_t monitored_ = 0;  // the group's monitored barriers so far
 };
 
@@ -238,14 +241,30 @@ void CallLayer::check_same_call(const CallDesc& mine, std::uint64_t seq) {
 
 std::shared_ptr<BackendImpl> CallLayer::split(const std::vector<int>& ranks) {
   const int index = ++splits_;
-  auto child = inner_->split(ranks);
+  return layer_over(inner_->split(ranks), ranks, std::to_string(index));
+}
+
+std::shared_ptr<BackendImpl> CallLayer::split_groups(const std::vector<std::vector<int>>& lists) {
+  const int index = ++splits_;
+  auto child = inner_->split_groups(lists);
+  for (std::size_t i = 0; child && i < lists.size(); ++i)
+    if (std::find(lists[i].begin(), lists[i].end(), rank()) != lists[i].end())
+      return layer_over(std::move(child), lists[i],
+                        std::to_string(index) + "-" + std::to_string(i));
+  return nullptr;
+}
+
+// The call layer of a new group's backend (null: none): its site, keyed under this group's.
+std::shared_ptr<BackendImpl> CallLayer::layer_over(std::shared_ptr<BackendImpl> child,
+                                                   const std::vector<int>& ranks,
+                                                   const std::string& suffix) {
   if (!child) return nullptr;
   auto site = std::make_shared<GroupSite>();
   site->log = site_->log;
   for (const int r : ranks)
     site->world_ranks.push_back(site_->world_ranks.at(static_cast<std::size_t>(r)));
   site->name = group_name(site->world_ranks);
-  site->key = site_->key + "." + std::to_string(index);
+  site->key = site_->key + "." + suffix;
   site->id = site->log->recorder.add_group(site->name, site->key);
   site->me = site_->me;
   site->check_calls = call_checks_enabled();

@@ -263,8 +263,20 @@ Work MpiBackend::barrier() {
 }
 
 std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ranks) {
+  return split_by_color({ranks}, "new_group");
+}
+
+std::shared_ptr<core::BackendImpl> MpiBackend::split_groups(
+    const std::vector<std::vector<int>>& lists) {
+  return split_by_color(lists, "new_subgroups");
+}
+
+// One MPI_Comm_split: color = the index of this rank's list (MPI_UNDEFINED: in none), key = its
+// position there.
+std::shared_ptr<core::BackendImpl> MpiBackend::split_by_color(
+    const std::vector<std::vector<int>>& lists, const char* what) {
   const int index = ++splits_;
-  const std::string operation = "new_group #" + std::to_string(index);
+  const std::string operation = std::string(what) + " #" + std::to_string(index);
   comm_->check_usable(operation);
   // MPI_Comm_split blocks without a deadline: a barrier with one first, so it starts only once
   // every member has arrived.
@@ -275,20 +287,27 @@ std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ran
   }
   std::vector<std::byte> none;
   await(request, Clock::now() + comm_->spec().timeout, operation, none);
-  const auto it = std::find(ranks.begin(), ranks.end(), rank());
-  const int position = it == ranks.end() ? 0 : static_cast<int>(it - ranks.begin());
+  int color = MPI_UNDEFINED;
+  int position = 0;
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    const auto it = std::find(lists[i].begin(), lists[i].end(), rank());
+    if (it == lists[i].end()) continue;
+    color = static_cast<int>(i);
+    position = static_cast<int>(it - lists[i].begin());
+  }
   MPI_Comm child = MPI_COMM_NULL;
   {
     auto lock = mpi_lock();
-    check_mpi(MPI_Comm_split(comm_->handle(), it == ranks.end() ? MPI_UNDEFINED : 0, position, &child),
-              comm_->where(operation));
+    check_mpi(MPI_Comm_split(comm_->handle(), color, position, &child), comm_->where(operation));
   }
-  if (it == ranks.end()) return nullptr;
+  if (color == MPI_UNDEFINED) return nullptr;
   MpiGroupSpec spec;
   spec.comm = child;
   spec.store = comm_->spec().store;
-  spec.prefix = comm_->spec().prefix + "/group" + std::to_string(index);
-  for (const int r : ranks) spec.global_ranks.push_back(comm_->spec().global_ranks[static_cast<std::size_t>(r)]);
+  spec.prefix = comm_->spec().prefix + "/group" + std::to_string(index) +
+                (lists.size() > 1 ? "-" + std::to_string(color) : "");
+  for (const int r : lists[static_cast<std::size_t>(color)])
+    spec.global_ranks.push_back(comm_->spec().global_ranks[static_cast<std::size_t>(r)]);
   spec.rank = position;
   spec.timeout = comm_->spec().timeout;
   return std::make_shared<MpiBackend>(std::move(spec));

@@ -30,6 +30,8 @@ class MpiBackend final : public core::BackendImpl {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   bool receives_from_any_source() const override { return true; }
+  std::shared_ptr<core::BackendImpl> split_groups(
+      const std::vector<std::vector<int>>& lists) override;
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
@@ -53,6 +55,9 @@ class MpiBackend final : public core::BackendImpl {
   void await(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
              std::vector<std::byte>& scratch);
   Work p2p(core::Buf data, int peer, int tag, bool is_send);
+  // split and split_groups: `what` names the call in errors.
+  std::shared_ptr<core::BackendImpl> split_by_color(const std::vector<std::vector<int>>& lists,
+                                                    const char* what);
 
   std::shared_ptr<MpiComm> comm_;
   int splits_ = 0;

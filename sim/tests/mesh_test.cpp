@@ -3,6 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "dist/dist.hpp"
@@ -50,6 +56,39 @@ TEST(NewSubgroups, ByEnumerationReturnsTheCallersAndAll) {
   EXPECT_EQ(got, (std::vector<int>{4, 3, 3, -1, 4}));
   const auto e = failure_of(world(3), [] { dist::new_subgroups_by_enumeration({{0, 1}, {1, 2}}); });
   EXPECT_THAT(e.outcomes()[0].message, HasSubstr("rank 1 is in more than one subgroup"));
+}
+
+// A layout is one collective (a split by color and key): ranks that disagree on it are a
+// DesyncError at the world's first collective, on 'groups', not a mismatch of group lists.
+TEST(NewSubgroups, ALayoutIsOneCollectiveAndRanksThatDisagreeOnItAreADesync) {
+  const auto e = failure_of(world(4), [] { dist::new_subgroups(dist::get_rank() == 3 ? 1 : 2); });
+  EXPECT_EQ(e.code(), dist::ErrorCode::desync) << e.what();
+  EXPECT_THAT(e.what(), HasSubstr("collective on world #1: ranks disagree on 'groups'"));
+  EXPECT_THAT(e.what(), HasSubstr("rank 0 called new_subgroups(ranks={0,1})"));
+  EXPECT_THAT(e.what(), HasSubstr("rank 3 called new_subgroups(ranks={3})"));
+}
+
+// A mesh of three dimensions is three collectives on each rank (its trace's slices), however
+// many groups each dimension has; the groups are the mesh's.
+TEST(DeviceMesh, EachDimensionIsMadeByOneCollective) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "dist_mesh_trace.json").string();
+  auto c = world(8);
+  c.trace = path;
+  const auto sums = dist::sim::run(c, [] {
+    const auto mesh = dist::init_device_mesh({2, 2, 2});
+    return rank_sum(mesh.get_group(0)) * 100 + rank_sum(mesh.get_group(2));
+  });
+  EXPECT_EQ(sums[5], (1 + 5) * 100 + (4 + 5));
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  std::filesystem::remove(path);
+  const auto trace = nlohmann::json::parse(text.str());
+  std::map<std::string, int> slices;  // by name
+  for (const auto& event : trace.at("traceEvents"))
+    if (event.at("ph") == "X") ++slices[event.at("name").get<std::string>()];
+  EXPECT_EQ(slices["new_subgroups"], 3 * 8);
+  EXPECT_EQ(slices.count("new_group"), 0U);
 }
 
 TEST(DeviceMesh, RowMajorGroupsAlongEachDimension) {
