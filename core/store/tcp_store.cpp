@@ -277,7 +277,7 @@ TcpStoreOptions tcp_store_options(std::string host, std::uint16_t port, bool is_
   options.port = port;
   options.is_server = is_server;
   options.timeout = timeout;
-  // distrun's per-job secret: the store then refuses clients without it (see README, Security).
+  // distrun's per-job secret: the store then refuses clients without it (see docs/security.md).
   if (const char* secret = std::getenv("DIST_STORE_SECRET")) options.secret = secret;
   return options;
 }

@@ -33,7 +33,7 @@ int launch(const Options& options) {
   if (secret.empty())
     write_all(STDERR_FILENO,
               "distrun: warning: DIST_STORE_SECRET is not set, so the ranks' store accepts any "
-              "client; export the same secret on every node (see README, Security)\n");
+              "client; export the same secret on every node (see docs/security.md)\n");
   std::vector<Child> children;
   std::vector<int> ranks;
   for (int local = 0; local < options.nproc; ++local) {

@@ -64,7 +64,7 @@ TEST(NewSubgroups, ALayoutIsOneCollectiveAndRanksThatDisagreeOnItAreADesync) {
   const auto e = failure_of(world(4), [] { dist::new_subgroups(dist::get_rank() == 3 ? 1 : 2); });
   EXPECT_EQ(e.code(), dist::ErrorCode::desync) << e.what();
   EXPECT_THAT(e.what(), HasSubstr("collective on world #1: ranks disagree on 'groups'"));
-  EXPECT_THAT(e.what(), HasSubstr("rank 0 called new_subgroups(ranks={0,1})"));
+  // Rank 3 is in the message whichever rank came first (it is the one that differs).
   EXPECT_THAT(e.what(), HasSubstr("rank 3 called new_subgroups(ranks={3})"));
 }
 
