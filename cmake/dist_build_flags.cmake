@@ -12,9 +12,20 @@ endif()
 set(DIST_TEST_OPT "-Og" CACHE STRING
     "Optimization of the test and property drivers (the code they test keeps the build type's)")
 
-# dist_test_driver(target): compiles a test executable's own sources with DIST_TEST_OPT.
+# Test drivers compile as unity batches: most of a test file's compile time is parsing the same
+# headers (gtest, dist's API) as its neighbours. The property suite stays one file per unit (its
+# files are large template instantiations that gain nothing and need the parallelism).
+option(DIST_UNITY_TESTS "Compile test drivers in unity batches" ON)
+set(DIST_UNITY_BATCH 6 CACHE STRING "Test files per unity batch")
+
+# dist_test_driver(target [NO_UNITY]): compiles a test executable's own sources with DIST_TEST_OPT,
+# in unity batches unless NO_UNITY.
 function(dist_test_driver target)
+  cmake_parse_arguments(arg "NO_UNITY" "" "" ${ARGN})
   if(DIST_TEST_OPT)
     target_compile_options(${target} PRIVATE ${DIST_TEST_OPT})
+  endif()
+  if(DIST_UNITY_TESTS AND NOT arg_NO_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${DIST_UNITY_BATCH})
   endif()
 endfunction()

@@ -20,7 +20,7 @@ class SimWork final : public dist::detail::WorkState {
   }
   void wait() override { world_.wait(rank_, op_, limit_); }
   void wait_for(std::chrono::milliseconds timeout) override {
-    world_.wait(rank_, op_, limit_ ? std::min(*limit_, timeout) : timeout);
+    world_.wait(rank_, op_, within(limit_, timeout));
   }
   bool is_completed() override { return world_.test(rank_, op_); }
   // Read once complete (Work::source), after the matching send wrote it.
@@ -142,7 +142,7 @@ void SimBackend::monitored_barrier(std::chrono::milliseconds timeout, bool wait_
   c.tag = monitored_barrier_tag;
   const auto op = world_.post_collective(comm_, rank_, std::move(c));
   try {
-    world_.wait(global_rank_, op, timeout_ ? std::min(*timeout_, timeout) : timeout, true);
+    world_.wait(global_rank_, op, within(timeout_, timeout), true);
   } catch (const Error&) {
     std::vector<int> missing;
     {
@@ -160,11 +160,16 @@ std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ran
   c.split_ranks = ranks;
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
-  const auto& members = op->new_comm->members;
-  for (std::size_t i = 0; i < members.size(); ++i)
-    if (members[i] == global_rank_)
-      return std::make_shared<SimBackend>(world_, op->new_comm, static_cast<int>(i));
-  return nullptr;
+  return member_of(op->new_comm);
+}
+
+// This rank's backend on `comm`, a communicator a split made; null when it is not a member.
+std::shared_ptr<core::BackendImpl> SimBackend::member_of(const std::shared_ptr<Comm>& comm) {
+  if (!comm) return nullptr;
+  const auto& members = comm->members;
+  const auto at = std::find(members.begin(), members.end(), global_rank_);
+  if (at == members.end()) return nullptr;
+  return std::make_shared<SimBackend>(world_, comm, static_cast<int>(at - members.begin()));
 }
 
 std::shared_ptr<core::BackendImpl> SimBackend::split_groups(
@@ -176,11 +181,7 @@ std::shared_ptr<core::BackendImpl> SimBackend::split_groups(
     if (std::find(ranks.begin(), ranks.end(), rank_) != ranks.end()) c.split_ranks = ranks;
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
-  const auto& mine = op->new_comms.at(static_cast<std::size_t>(rank_));
-  if (!mine) return nullptr;
-  const auto& members = mine->members;
-  const auto at = std::find(members.begin(), members.end(), global_rank_);
-  return std::make_shared<SimBackend>(world_, mine, static_cast<int>(at - members.begin()));
+  return member_of(op->new_comms.at(static_cast<std::size_t>(rank_)));
 }
 
 }  // namespace dist::sim

@@ -46,6 +46,7 @@ class SimBackend final : public core::BackendImpl {
  private:
   Work post(Call&& call);
   Work post_p2p(Call&& call);
+  std::shared_ptr<core::BackendImpl> member_of(const std::shared_ptr<Comm>& comm);
 
   World& world_;
   std::shared_ptr<Comm> comm_;

@@ -4,6 +4,7 @@
 // deterministic mode a seeded scheduler passes a baton so one rank runs at a time.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,6 +25,13 @@
 #include "sim/trace.hpp"
 
 namespace dist::sim {
+
+// The shorter of a wait's own limit (Work::wait's timeout, a group's timeout), when it has one,
+// and `timeout`.
+inline std::chrono::milliseconds within(std::optional<std::chrono::milliseconds> limit,
+                                        std::chrono::milliseconds timeout) {
+  return limit ? std::min(*limit, timeout) : timeout;
+}
 
 class World {
  public:

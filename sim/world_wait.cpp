@@ -136,7 +136,7 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op,
   if ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op)) return;
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   auto lock = lock_fabric();
-  const auto timeout = limit ? std::min(*limit, cluster_.timeout) : cluster_.timeout;
+  const auto timeout = within(limit, cluster_.timeout);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);
@@ -193,7 +193,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
     }
     me.blocked = true;
     me.waiting_on = op;
-    const auto timeout = limit ? std::min(*limit, cluster_.timeout) : cluster_.timeout;
+    const auto timeout = within(limit, cluster_.timeout);
     me.deadline_us = virtual_us_ + std::chrono::duration<double, std::micro>(timeout).count();
     me.wait_limit = limit;
     me.waits_out = waits_out;
@@ -291,8 +291,7 @@ bool World::advance_virtual_clock() {
   for (int r = 0; r < size(); ++r) {
     const RankState& s = ranks_[static_cast<std::size_t>(r)];
     if (times_out(s) && s.deadline_us <= virtual_us_)
-      fail_on_timeout(s.waiting_on, r,
-                      s.wait_limit ? std::min(*s.wait_limit, cluster_.timeout) : cluster_.timeout);
+      fail_on_timeout(s.waiting_on, r, within(s.wait_limit, cluster_.timeout));
   }
   return true;
 }

@@ -168,19 +168,27 @@ class CallLayer final : public BackendImpl {
 void CallLayer::monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) {
   const auto& store = site_->log->store;
   if (!store) return inner_->monitored_barrier(timeout, wait_all_ranks);
+  const auto prefix_of = [&](std::uint64_t n) {
+    return "monitored_barrier/" + site_->key + "/" + std::to_string(n) + "/";
+  };
   call(make_call(CallKind::barrier), [&] {
-    const std::string prefix =
-        "monitored_barrier/" + site_->key + "/" + std::to_string(++monitored_) + "/";
+    const std::string prefix = prefix_of(++monitored_);
     std::vector<std::string> keys;
     for (const int r : site_->world_ranks) keys.push_back(prefix + std::to_string(r));
     store->set(prefix + std::to_string(site_->me), {}, timeout);
+    // Once every rank reached this barrier, none still waits on the one before: this rank's key
+    // of that one goes, so the store holds one barrier's keys per group however many ran.
+    const auto passed = [&] {
+      if (monitored_ > 1) store->delete_key(prefix_of(monitored_ - 1) + std::to_string(site_->me));
+      return Work{};
+    };
     try {
       store->wait(keys, timeout);
-      return Work{};
+      return passed();
     } catch (const TimeoutError&) {  // who is missing (a store that does not answer raises)
     }
     const auto absent = store->missing(keys, std::min(timeout, std::chrono::milliseconds(3000)));
-    if (absent.empty()) return Work{};  // the last one came just now
+    if (absent.empty()) return passed();  // the last one came just now
     std::vector<int> missing;
     for (std::size_t i = 0; i < keys.size(); ++i)
       if (std::find(absent.begin(), absent.end(), keys[i]) != absent.end())

@@ -176,7 +176,7 @@ TEST_F(InTempDir, CpuWithoutTmpdirRemovesDistTestItCreated) {
 }
 
 void write_file(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
-std::string read_file(const fs::path& path) {
+std::string text_of(const fs::path& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -191,7 +191,7 @@ TEST_F(InTempDir, CpuKeepsForeignFilesAndTheirDirectories) {
   EXPECT_EQ(leftovers(),
             (std::vector<std::string>{".dist_test", ".dist_test/other", ".dist_test/other/keep.txt",
                                       "shared", "shared/keep.txt"}));
-  EXPECT_EQ(read_file("shared/keep.txt"), "mine");
+  EXPECT_EQ(text_of("shared/keep.txt"), "mine");
 }
 
 TEST_F(InTempDir, CpuLeavesAnExistingEmptyDistTestInPlace) {
@@ -219,7 +219,7 @@ TEST_F(InTempDir, CpuNeverOverwritesAnExistingPartFile) {
     EXPECT_THAT(message_of(e, r), HasSubstr("shared/part_1.bin' already exists"));
   }
   EXPECT_EQ(leftovers(), (std::vector<std::string>{"shared", "shared/part_1.bin"}));
-  EXPECT_EQ(read_file("shared/part_1.bin"), "foreign");
+  EXPECT_EQ(text_of("shared/part_1.bin"), "foreign");
 }
 
 TEST_F(InTempDir, CpuUndecodablePartFailsEveryRankAndCleansUp) {

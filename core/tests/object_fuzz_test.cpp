@@ -67,7 +67,7 @@ using object_test::Json;
 using object_test::Node;
 
 // MMEngine-style records: a struct with a string, a vector, an optional and a variant.
-struct Record {
+struct FuzzRecord {
   std::string name;
   std::vector<double> scores;
   std::optional<int> label;
@@ -135,8 +135,8 @@ std::vector<FuzzType> fuzz_types() {
   types.push_back(fuzz_type<std::vector<double>>("doubles", {{}, {1.5, -2.25, 1e300}}));
   types.push_back(fuzz_type<std::vector<std::string>>("strings", {{"a", "", "bcd"}}));
   types.push_back(fuzz_type<std::map<std::string, int>>("string_map", {{{"k", 1}, {"other", 2}}}));
-  types.push_back(fuzz_type<Record>(
-      "record", {Record{"r0", {0.5, 1.5}, std::nullopt, 3}, Record{"", {}, 7, std::string("t")}}));
+  types.push_back(fuzz_type<FuzzRecord>("record", {FuzzRecord{"r0", {0.5, 1.5}, std::nullopt, 3},
+                                                   FuzzRecord{"", {}, 7, std::string("t")}}));
   types.push_back(fuzz_type<std::vector<Item>>(
       "items", {{std::string("a"), std::map<int, int>{{1, 2}}, std::monostate{}}}));
   types.push_back(fuzz_type<std::vector<std::array<double, 16>>>("pages", {{{}, {}}}));

@@ -51,22 +51,13 @@ namespace {
 using dist::detail::ObjectInputArchive;
 using helpers_test::world;
 using object_test::Cell;
+using object_test::decode_error;
 using object_test::Node;
 using ::testing::HasSubstr;
 
 using Page = std::array<double, 1024>;  // 8 KiB in memory and on the wire
 using Quad = std::array<double, 4>;
 using BigValueMap = std::map<int, std::array<char, 100>>;
-
-template <class T>
-std::string decode_error(std::span<const std::byte> bytes) {
-  try {
-    dist::detail::from_bytes<T>(bytes, "test", 1);
-  } catch (const dist::InvalidArgument& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 std::vector<std::byte> u64_bytes(std::uint64_t v) {
   std::vector<std::byte> out;

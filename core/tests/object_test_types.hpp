@@ -1,5 +1,6 @@
-// Types the decoder tests (object_limits_test.cpp, object_fuzz_test.cpp) read peers' bytes as:
-// recursive ones (a tree, a linked list, a JSON-like value) and byte builders for their encodings.
+// Types the decoder tests (objects_test.cpp, object_limits_test.cpp, object_fuzz_test.cpp) read
+// peers' bytes as: recursive ones (a tree, a linked list, a JSON-like value) and byte builders for
+// their encodings; and the error a decode raises.
 #pragma once
 
 #include <cstddef>
@@ -7,13 +8,27 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "dist/errors.hpp"
 #include "dist/objects.hpp"
 
 namespace object_test {
+
+// What decoding `bytes` as a T sent by rank `from` raises: the InvalidArgument's text, or
+// "no error".
+template <class T>
+std::string decode_error(std::span<const std::byte> bytes, int from = 1) {
+  try {
+    dist::detail::from_bytes<T>(bytes, "test", from);
+  } catch (const dist::InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 // A tree: 4 bytes of value, then the children (a uint64 count and each child).
 struct Node {

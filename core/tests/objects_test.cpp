@@ -9,11 +9,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "core/tests/helpers_util.hpp"
+#include "core/tests/object_test_types.hpp"
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
 
@@ -239,13 +241,10 @@ std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
   return out;
 }
 
-template <class T> std::string decode_error(const std::vector<std::byte>& bytes) {
-  try {
-    dist::detail::from_bytes<T>(bytes, "test", 3);
-  } catch (const dist::InvalidArgument& e) {
-    return e.what();
-  }
-  return "no error";
+// Decoding errors here name rank 3 as the sender.
+template <class T>
+std::string rank3_decode_error(std::span<const std::byte> bytes) {
+  return object_test::decode_error<T>(bytes, 3);
 }
 
 using IntOrFloat = std::variant<int, float>;
@@ -253,17 +252,18 @@ using StringMap = std::map<std::string, int>;
 using GiantArrays = std::vector<std::array<char, (1u << 30)>>;
 
 TEST(CorruptBytes, DecodingNeverCrashes) {
-  EXPECT_THAT(decode_error<int>({}), HasSubstr("test: cannot deserialize the object from rank 3 "
-                                               "(0 bytes): truncated data"));
-  EXPECT_THAT(decode_error<bool>(bytes_of({7})), HasSubstr("corrupt bool value 7"));
-  EXPECT_THAT(decode_error<IntOrFloat>(bytes_of({9, 0, 0, 0, 0, 0, 0, 0})),
+  EXPECT_THAT(rank3_decode_error<int>({}),
+              HasSubstr("test: cannot deserialize the object from rank 3 "
+                        "(0 bytes): truncated data"));
+  EXPECT_THAT(rank3_decode_error<bool>(bytes_of({7})), HasSubstr("corrupt bool value 7"));
+  EXPECT_THAT(rank3_decode_error<IntOrFloat>(bytes_of({9, 0, 0, 0, 0, 0, 0, 0})),
               HasSubstr("from rank 3 (8 bytes): Invalid 'index'"));
   auto huge = dist::detail::to_bytes(std::vector<std::string>{"abc"});
   huge[7] = std::byte{0x7f};  // the element count becomes ~2^62
-  EXPECT_THAT(decode_error<std::vector<std::string>>(huge), HasSubstr("corrupt length"));
+  EXPECT_THAT(rank3_decode_error<std::vector<std::string>>(huge), HasSubstr("corrupt length"));
   auto truncated = dist::detail::to_bytes(std::map<std::string, int>{{"key", 1}, {"other", 2}});
   truncated.resize(truncated.size() - 3);
-  EXPECT_THAT(decode_error<StringMap>(truncated), HasSubstr("truncated data"));
+  EXPECT_THAT(rank3_decode_error<StringMap>(truncated), HasSubstr("truncated data"));
   // Small containers of zero-byte elements still decode.
   const std::vector<std::monostate> empties(10);
   EXPECT_EQ(dist::detail::from_bytes<std::vector<std::monostate>>(dist::detail::to_bytes(empties),
@@ -275,7 +275,7 @@ TEST(CorruptBytes, GiantElementsAreRejectedBeforeAllocating) {
   // 60000 elements of 1 GiB each from 8 bytes: the length is checked against the bytes each
   // element needs, so no allocation is tried (it once was, and failed with std::bad_alloc).
   const auto bytes = dist::detail::to_bytes(std::uint64_t{60000});
-  EXPECT_THAT(decode_error<GiantArrays>(bytes),
+  EXPECT_THAT(rank3_decode_error<GiantArrays>(bytes),
               HasSubstr("from rank 3 (8 bytes): corrupt length 60000 at offset 0: elements of at "
                         "least 1073741824 bytes, only 0 bytes left"));
 }

@@ -10,6 +10,7 @@
 
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
+#include "sim/tests/sim_test_util.hpp"
 
 namespace {
 
@@ -17,22 +18,11 @@ using ::testing::HasSubstr;
 using dist::sim::RunError;
 using Clock = std::chrono::steady_clock;
 
-dist::sim::Cluster world(int n) { return {.nodes = 1, .ranks_per_node = n}; }
+using sim_test::world;
 
 // "Quickly": an error found by detection, not by the 5-minute timeout. The bound leaves room for
 // ThreadSanitizer and a loaded CI machine (detection itself takes microseconds).
 constexpr auto kQuickly = std::chrono::seconds(10);
-
-// Runs fn on a cluster, expects it to fail, and returns the RunError.
-template <class F> RunError expect_failure(const dist::sim::Cluster& cluster, F fn) {
-  try {
-    dist::sim::run(cluster, fn);
-  } catch (const RunError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "the run did not fail";
-  return RunError(dist::ErrorCode::backend, "none", {});
-}
 
 std::string message_of(const RunError& e, int rank) {
   return e.outcomes().at(static_cast<std::size_t>(rank)).message;
@@ -40,7 +30,7 @@ std::string message_of(const RunError& e, int rank) {
 
 TEST(Desync, DifferentCollectivesRaiseOnEveryRankQuickly) {
   const auto start = Clock::now();
-  const auto e = expect_failure(world(4), [] {
+  const auto e = sim_test::failure_of(world(4), [] {
     std::vector<float> v(4, 1.0f);
     if (dist::get_rank() == 1)
       dist::broadcast(v, 0);
@@ -79,7 +69,7 @@ TEST(Desync, EachFingerprintFieldIsNamed) {
       {"'ranks'", [](int r) { dist::new_group(r == 0 ? std::vector{0, 1} : std::vector{1, 2}); }},
   };
   for (const auto& c : cases) {
-    const auto e = expect_failure(world(3), [&] { c.body(dist::get_rank()); });
+    const auto e = sim_test::failure_of(world(3), [&] { c.body(dist::get_rank()); });
     for (int r = 0; r < 3; ++r) {
       EXPECT_TRUE(e.failed_with<dist::DesyncError>(r)) << c.field << ": " << message_of(e, r);
       EXPECT_THAT(message_of(e, r), HasSubstr(c.field));
@@ -88,7 +78,7 @@ TEST(Desync, EachFingerprintFieldIsNamed) {
 }
 
 TEST(Desync, SendRecvCountMismatchFailsBothSides) {
-  const auto e = expect_failure(world(2), [] {
+  const auto e = sim_test::failure_of(world(2), [] {
     if (dist::get_rank() == 0) {
       std::vector<double> v(3);
       dist::send(v, 1);
@@ -104,7 +94,8 @@ TEST(Desync, SendRecvCountMismatchFailsBothSides) {
 
 TEST(Deadlock, BarrierInsideMasterOnlyNamesBarrierAndReturnedRanks) {
   const auto start = Clock::now();
-  const auto e = expect_failure(world(8), [] { dist::master_only([] { dist::barrier(); })(); });
+  const auto e =
+      sim_test::failure_of(world(8), [] { dist::master_only([] { dist::barrier(); })(); });
   EXPECT_LT(Clock::now() - start, kQuickly);
   EXPECT_TRUE(e.failed_with<dist::DeadlockError>(0)) << message_of(e, 0);
   EXPECT_THAT(message_of(e, 0), HasSubstr("barrier()"));
@@ -113,7 +104,7 @@ TEST(Deadlock, BarrierInsideMasterOnlyNamesBarrierAndReturnedRanks) {
 }
 
 TEST(Deadlock, RecvCycleListsEveryRanksPendingCall) {
-  const auto e = expect_failure(world(3), [] {
+  const auto e = sim_test::failure_of(world(3), [] {
     std::vector<int> v(1);
     const int r = dist::get_rank();
     dist::recv(v, (r + 1) % 3);
@@ -126,7 +117,7 @@ TEST(Deadlock, RecvCycleListsEveryRanksPendingCall) {
 }
 
 TEST(Deadlock, SendsDoNotBufferSoSendSendIsCaught) {
-  const auto e = expect_failure(world(2), [] {
+  const auto e = sim_test::failure_of(world(2), [] {
     std::vector<int> out(4, 1), in(4);
     const int peer = 1 - dist::get_rank();
     dist::send(out, peer);
@@ -137,7 +128,7 @@ TEST(Deadlock, SendsDoNotBufferSoSendSendIsCaught) {
 }
 
 TEST(Deadlock, CollectivesOnDifferentGroupsAreCaught) {
-  const auto e = expect_failure(world(4), [] {
+  const auto e = sim_test::failure_of(world(4), [] {
     auto pair = dist::new_group({0, 1});
     std::vector<int> v(1, 1);
     if (dist::get_rank() == 0)
@@ -151,7 +142,7 @@ TEST(Deadlock, CollectivesOnDifferentGroupsAreCaught) {
 }
 
 TEST(RankFailure, AThrowingRankIsNamedOnEveryOtherRank) {
-  const auto e = expect_failure(world(4), [] {
+  const auto e = sim_test::failure_of(world(4), [] {
     if (dist::get_rank() == 2) throw std::runtime_error("out of memory in rank 2's model");
     std::vector<int> v(8, 1);
     dist::all_reduce(v);
@@ -169,7 +160,7 @@ TEST(RankFailure, AThrowingRankIsNamedOnEveryOtherRank) {
 }
 
 TEST(RankFailure, AnEarlyReturnIsCaughtWhenTheOthersArriveLater) {
-  const auto e = expect_failure(world(3), [] {
+  const auto e = sim_test::failure_of(world(3), [] {
     if (dist::get_rank() == 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     dist::barrier();
@@ -181,7 +172,7 @@ TEST(RankFailure, AnEarlyReturnIsCaughtWhenTheOthersArriveLater) {
 }
 
 TEST(RankFailure, ReturningWithAnUnwaitedAsyncOpFailsThePeer) {
-  const auto e = expect_failure(world(2), [] {
+  const auto e = sim_test::failure_of(world(2), [] {
     static thread_local std::vector<int> v(4, 1);
     if (dist::get_rank() == 0) {
       dist::all_reduce_async(std::span<int>(v));  // never waited
@@ -197,7 +188,7 @@ TEST(RankFailure, ReturningWithAnUnwaitedAsyncOpFailsThePeer) {
 TEST(Timeout, ARankBusyOutsideTheFabricTimesOutItsPeers) {
   auto cluster = world(2);
   cluster.timeout = std::chrono::milliseconds(50);
-  const auto e = expect_failure(cluster, [] {
+  const auto e = sim_test::failure_of(cluster, [] {
     if (dist::get_rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::vector<int> v(1);
     dist::all_reduce(v);
@@ -214,7 +205,7 @@ TEST(Timeout, ARankBusyOutsideTheFabricTimesOutItsPeers) {
 }
 
 TEST(Recovery, ARunAfterAFailedRunWorks) {
-  expect_failure(world(2), [] { dist::master_only([] { dist::barrier(); })(); });
+  sim_test::failure_of(world(2), [] { dist::master_only([] { dist::barrier(); })(); });
   const auto out = dist::sim::run(world(2), [] {
     std::vector<int> v{dist::get_rank() + 1};
     dist::all_reduce(v);

@@ -12,13 +12,14 @@
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
 #include "sim/communicator.hpp"
+#include "sim/tests/sim_test_util.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using dist::sim::RunError;
 
-dist::sim::Cluster world(int n) { return {.nodes = 1, .ranks_per_node = n}; }
+using sim_test::world;
 
 // The code of the RunError `fn` raises on `cluster`, or nullopt when the run succeeds.
 template <class F> std::optional<dist::ErrorCode> failure_code(const dist::sim::Cluster& cluster, F fn) {

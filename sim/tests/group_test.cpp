@@ -63,10 +63,11 @@ SubgroupRun subgroup_run() {
   return out;
 }
 
-template <class T> std::vector<std::vector<T>> of_ranks(std::initializer_list<int> ranks,
-                                                        std::size_t count, std::uint64_t salt) {
+template <class T>
+std::vector<std::vector<T>> of_ranks(std::initializer_list<int> ranks, std::size_t n,
+                                     std::uint64_t salt) {
   std::vector<std::vector<T>> out;
-  for (int r : ranks) out.push_back(input<T>(r, count, salt));
+  for (int r : ranks) out.push_back(input<T>(r, n, salt));
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
+#include "sim/tests/sim_test_util.hpp"
 
 namespace {
 
@@ -76,16 +77,6 @@ int rank_threads_left() {
   return n;
 }
 
-template <class F> dist::sim::RunError expect_failure(const Cluster& cluster, F fn) {
-  try {
-    dist::sim::run(cluster, fn);
-  } catch (const dist::sim::RunError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "the run did not fail";
-  return dist::sim::RunError(dist::ErrorCode::backend, "none", {});
-}
-
 TEST(Deterministic, TheSameSeedReplaysTheSameInterleaving) {
   const auto first = interleaving(deterministic(4, 7));
   EXPECT_EQ(first.size(), 4u * 8u);
@@ -118,8 +109,8 @@ TEST(Deterministic, CollectivesAndErrorsBehaveAsInConcurrentMode) {
     return v[0] + all[4][0];
   });
   EXPECT_EQ(out, std::vector<double>(5, 2.0 + 4.0));
-  const auto e = expect_failure(deterministic(4, 5),
-                                [] { dist::master_only([] { dist::barrier(); })(); });
+  const auto e = sim_test::failure_of(deterministic(4, 5),
+                                      [] { dist::master_only([] { dist::barrier(); })(); });
   EXPECT_TRUE(e.failed_with<dist::DeadlockError>(0));
   EXPECT_THAT(e.what(), HasSubstr(".seed = 5, .schedule = deterministic"));
 }
@@ -129,7 +120,7 @@ TEST(Deterministic, ATimeoutOfThirtyMinutesCostsNoRealTime) {
   cluster.timeout = std::chrono::minutes(30);
   cluster.faults = {Fault::stall(1, 1, std::chrono::hours(1))};
   const auto start = std::chrono::steady_clock::now();
-  const auto e = expect_failure(cluster, [] {
+  const auto e = sim_test::failure_of(cluster, [] {
     std::vector<float> v(2);
     dist::all_reduce(v);
   });
@@ -157,7 +148,7 @@ TEST_P(Faults, KillingRank2AtItsThirdCallFailsEveryOtherRankNamingIt) {
   cluster.faults = {Fault::kill(2, 3)};
   int calls_on_2 = 0;
   int rank_threads_during = 0;
-  const auto e = expect_failure(cluster, [&] {
+  const auto e = sim_test::failure_of(cluster, [&] {
     for (int i = 0; i < 5; ++i) {
       std::vector<int> v{1};
       if (dist::get_rank() == 2) ++calls_on_2;
@@ -182,7 +173,7 @@ TEST_P(Faults, KillingRank2AtItsThirdCallFailsEveryOtherRankNamingIt) {
 TEST_P(Faults, AFailedCollectiveRaisesBackendErrorOnEveryParticipant) {
   Cluster cluster{.nodes = 1, .ranks_per_node = 3, .schedule = GetParam()};
   cluster.faults = {Fault::fail(1, 2, "NCCL error: unhandled cuda error")};
-  const auto e = expect_failure(cluster, [] {
+  const auto e = sim_test::failure_of(cluster, [] {
     std::vector<int> v{1};
     dist::all_reduce(v);
     dist::broadcast(v, 0);
@@ -201,7 +192,7 @@ TEST(Trace, ADeadlockedRunKeepsAValidTraceShowingEachRanksLastCall) {
   const std::string path = (std::filesystem::temp_directory_path() / "dist_deadlock.json").string();
   auto cluster = deterministic(3, 4);
   cluster.trace = path;
-  expect_failure(cluster, [] {
+  sim_test::failure_of(cluster, [] {
     std::vector<int> v{dist::get_rank()};
     dist::all_reduce(v);
     std::vector<int> peer(1);

@@ -17,6 +17,7 @@
 
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
+#include "sim/tests/sim_test_util.hpp"
 
 namespace {
 
@@ -24,7 +25,7 @@ using dist::sim::Cluster;
 using dist::sim::Fault;
 using ::testing::HasSubstr;
 
-Cluster world(int n) { return {.nodes = 1, .ranks_per_node = n}; }
+using sim_test::world;
 
 // Runs f on a new thread and returns what it threw ("" when nothing).
 template <class F>

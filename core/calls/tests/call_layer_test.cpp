@@ -186,4 +186,26 @@ TEST(CallLayer, P2PErrorsPassAsTheyAreAndRestartNumberingCountsFromOne) {
   EXPECT_EQ(&without_call_layer(layer), ranks[0].backend.get());
 }
 
+// A monitored barrier's keys live until the group's next one has passed: however many a group
+// runs, the store holds one barrier's keys (a rank per key), not one per barrier.
+TEST(CallLayer, MonitoredBarriersLeaveOneBarriersKeysInTheStore) {
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(3, store, 5s);
+  const auto run = [&](int barriers) {
+    const auto errors = on_threads(3, [&](int rank) {
+      for (int i = 0; i < barriers; ++i)
+        ranks[static_cast<std::size_t>(rank)].layer->monitored_barrier(5s, false);
+    });
+    for (const auto& e : errors) ASSERT_FALSE(e) << message_of(e);
+  };
+  run(1);
+  const auto after_one = store->num_keys();
+  EXPECT_TRUE(store->check({"monitored_barrier/w/1/0", "monitored_barrier/w/1/2"}));
+  run(5);
+  EXPECT_EQ(store->num_keys(), after_one);
+  EXPECT_FALSE(store->check({"monitored_barrier/w/5/1"}));
+  EXPECT_TRUE(store->check(
+      {"monitored_barrier/w/6/0", "monitored_barrier/w/6/1", "monitored_barrier/w/6/2"}));
+}
+
 }  // namespace

@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "dist/dist.hpp"
+#include "real/mpi/tests/ranks.hpp"
 
 namespace {
 
-int world() { return dist::get_world_size(); }
-int rank() { return dist::get_rank(); }
+using mpi_test::rank;
+using mpi_test::world;
 
 // Whether `message` names rank 0 sending `sent` S and rank 1 expecting `wanted` R.
 template <class S, class R>

@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "dist/dist.hpp"
+#include "real/mpi/tests/ranks.hpp"
 
 namespace {
 
-int world() { return dist::get_world_size(); }
-int rank() { return dist::get_rank(); }
+using mpi_test::rank;
+using mpi_test::world;
 
 TEST(MpiP2P, TheLargestTagRoundTripsAndALargerOneIsRefused) {
   if (world() < 2) GTEST_SKIP() << "needs 2 ranks";
