@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 
 #include "core/calls/call_layer.hpp"
@@ -51,10 +52,21 @@ auto group_maker(const WorldSpec& spec) {
     group.rank = static_cast<int>(me - ranks.begin());
     group.world_size = static_cast<int>(ranks.size());
     group.timeout = options.timeout.value_or(spec.timeout);
-    return entry.make_world(group);
+    group.global_ranks = ranks;
+    // Under a call layer of its own, keyed under the world's: its calls are numbered, recorded
+    // and diagnosed as a split group's are.
+    return core::with_group_call_layer(world, entry.make_world(group), ranks,
+                                       "o" + std::to_string(number), group.timeout);
   };
 }
 }  // namespace
+
+std::vector<int> world_ranks_of(const WorldSpec& spec) {
+  if (!spec.global_ranks.empty()) return spec.global_ranks;
+  std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return ranks;
+}
 
 std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   ignore_sigpipe();

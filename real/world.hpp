@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/context.hpp"
 #include "core/init/rendezvous.hpp"
@@ -20,7 +21,13 @@ struct WorldSpec {
   int world_size = 1;
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   std::string host;  // the rendezvous host (picks the network the backend uses); "" = loopback
+  // The world ranks of this world's ranks, in its rank order, when it is a group of a larger world
+  // (new_group with its own backend or timeout): errors and timeouts name them. Empty: 0..size-1.
+  std::vector<int> global_ranks = {};
 };
+
+// `spec.global_ranks`, or 0..world_size-1 when it is empty.
+std::vector<int> world_ranks_of(const WorldSpec& spec);
 
 // Connects this rank's world backend (collective over every rank of the spec) and returns its
 // context, not yet installed. BackendError when the backend was not built.

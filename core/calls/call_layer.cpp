@@ -71,6 +71,10 @@ class CallLayer final : public BackendImpl {
   ~CallLayer() override { site_->log->publish(std::chrono::milliseconds(250)); }
 
   BackendImpl& inner() { return *inner_; }
+  // The call layer of a group's backend (null: none): its site keyed under this group's.
+  std::shared_ptr<BackendImpl> layer_over(std::shared_ptr<BackendImpl> child,
+                                          const std::vector<int>& ranks, const std::string& suffix,
+                                          std::chrono::milliseconds own_timeout = {});
   // A new key too: a status published before the restart must not read as the new calls.
   void restart_numbering() {
     seq_ = 0;
@@ -157,8 +161,6 @@ class CallLayer final : public BackendImpl {
   std::uint64_t seq_ = 0;    // the group's collectives so far
   std::uint64_t chain_ = 0;  // their hash chain (chain_hash)
   int splits_ = 0;
-  std::shared_ptr<BackendImpl> layer_over(std::shared_ptr<BackendImpl> child,
-                                          const std::vector<int>& ranks, const std::string& suffix);
   std::uint64_t monitored_ = 0;  // the group's monitored barriers so far
 };
 
@@ -265,7 +267,8 @@ std::shared_ptr<BackendImpl> CallLayer::split_groups(const std::vector<std::vect
 // The call layer of a new group's backend (null: none): its site, keyed under this group's.
 std::shared_ptr<BackendImpl> CallLayer::layer_over(std::shared_ptr<BackendImpl> child,
                                                    const std::vector<int>& ranks,
-                                                   const std::string& suffix) {
+                                                   const std::string& suffix,
+                                                   std::chrono::milliseconds own_timeout) {
   if (!child) return nullptr;
   auto site = std::make_shared<GroupSite>();
   site->log = site_->log;
@@ -276,6 +279,7 @@ std::shared_ptr<BackendImpl> CallLayer::layer_over(std::shared_ptr<BackendImpl> 
   site->id = site->log->recorder.add_group(site->name, site->key);
   site->me = site_->me;
   site->check_calls = call_checks_enabled();
+  site->own_timeout = own_timeout.count() > 0 ? own_timeout : site_->own_timeout;
   site->log->add_members(site->key, site->world_ranks);
   return std::make_shared<CallLayer>(std::move(child), std::move(site));
 }
@@ -314,6 +318,15 @@ std::shared_ptr<BackendImpl> with_call_layer(std::shared_ptr<BackendImpl> world,
   site->check_calls = call_checks_enabled();
   site->log->add_members(site->key, site->world_ranks);
   return std::make_shared<CallLayer>(std::move(world), std::move(site));
+}
+
+std::shared_ptr<BackendImpl> with_group_call_layer(BackendImpl& parent,
+                                                   std::shared_ptr<BackendImpl> child,
+                                                   const std::vector<int>& ranks,
+                                                   const std::string& suffix,
+                                                   std::chrono::milliseconds timeout) {
+  auto* layer = dynamic_cast<CallLayer*>(&parent);
+  return layer ? layer->layer_over(std::move(child), ranks, suffix, timeout) : child;
 }
 
 void restart_numbering(BackendImpl& backend) {

@@ -28,6 +28,16 @@ struct CallLayerSpec {
 // Wraps a world's backend; the groups it splits are wrapped too.
 DIST_API std::shared_ptr<BackendImpl> with_call_layer(std::shared_ptr<BackendImpl> world,
                                                       const CallLayerSpec& spec);
+// A group's backend made apart from `parent`'s splits (new_group with its own backend or
+// timeout), under a call layer as a split group of `parent` would be: named after the world ranks
+// `ranks` (`parent`'s group ranks), keyed under `parent`'s site with `suffix`, its diagnoses
+// counting `timeout` (the group's own). `child` itself when `parent` has no call layer; null stays
+// null.
+DIST_API std::shared_ptr<BackendImpl> with_group_call_layer(BackendImpl& parent,
+                                                            std::shared_ptr<BackendImpl> child,
+                                                            const std::vector<int>& ranks,
+                                                            const std::string& suffix,
+                                                            std::chrono::milliseconds timeout);
 // Numbers the group's next collective #1 again: init_dist calls it once its own collectives are
 // done, so the user's first call is #1 (nothing when `backend` has no call layer).
 DIST_API void restart_numbering(BackendImpl& backend);

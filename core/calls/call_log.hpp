@@ -85,6 +85,11 @@ struct GroupSite {
   std::vector<int> world_ranks;  // the members, in group-rank order
   int me = 0;                    // this rank's world rank
   bool check_calls = false;      // DIST_DEBUG=detail when the group was made
+  // The group's own timeout (new_group's option, inherited by its splits); 0: the log's.
+  std::chrono::milliseconds own_timeout{0};
+  std::chrono::milliseconds timeout() const {
+    return own_timeout.count() > 0 ? own_timeout : log->timeout;
+  }
 };
 
 }  // namespace dist::core

@@ -177,10 +177,10 @@ std::string describe_absent(const std::vector<int>& ranks, const std::vector<Cal
 void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::string& detail) {
   CallLog& log = *site.log;
   const std::string timed_out =
-      describe(mine) + " timed out after " + std::to_string(log.timeout.count()) + " ms";
+      describe(mine) + " timed out after " + std::to_string(site.timeout().count()) + " ms";
   if (!log.store) throw TimeoutError(timed_out + ": " + detail, {});
   log.publish();
-  const auto window = roll_call_window(log.timeout);
+  const auto window = roll_call_window(site.timeout());
   share_recorder(site, window);
   const std::string key = roll_key(site, mine.seq);
   const RollCall roll =
@@ -222,7 +222,7 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
   log.publish();
   // Survivors learn of a loss within moments of each other: a short window keeps a cascade of
   // losses from adding a full window each.
-  const auto window = std::min(roll_call_window(log.timeout), std::chrono::milliseconds(500));
+  const auto window = std::min(roll_call_window(site.timeout()), std::chrono::milliseconds(500));
   share_recorder(site, window);
   std::vector<int> survivors;
   for (const int r : site.world_ranks)

@@ -1,8 +1,6 @@
 // make_gloo_world: one TCP device per rank, the world group under the store prefix "gloo/world".
 #include "real/gloo/world.hpp"
 
-#include <numeric>
-
 #include "real/gloo/backend.hpp"
 #include "real/gloo/connect.hpp"
 
@@ -13,8 +11,7 @@ std::shared_ptr<core::BackendImpl> make_gloo_world(const WorldSpec& spec) {
   group.store = spec.store;
   group.prefix = "gloo/world";
   group.device = make_gloo_device(spec.host);
-  group.global_ranks.resize(static_cast<std::size_t>(spec.world_size));
-  std::iota(group.global_ranks.begin(), group.global_ranks.end(), 0);
+  group.global_ranks = world_ranks_of(spec);
   group.rank = spec.rank;
   group.timeout = spec.timeout;
   return std::make_shared<GlooBackend>(std::move(group));

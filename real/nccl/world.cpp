@@ -4,8 +4,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <numeric>
-
 #include "dist/errors.hpp"
 #include "real/nccl/backend.hpp"
 #include "real/nccl/connect.hpp"
@@ -55,9 +53,7 @@ std::shared_ptr<core::BackendImpl> make_nccl_world(const WorldSpec& spec) {
   require_nccl();
   int device = 0;
   check_cuda(cudaGetDevice(&device), "init: reading the current device");
-  CommSpec comm{std::vector<int>(static_cast<std::size_t>(spec.world_size)), spec.rank, device,
-                spec.timeout, spec.store, "nccl/world"};
-  std::iota(comm.global_ranks.begin(), comm.global_ranks.end(), 0);
+  CommSpec comm{world_ranks_of(spec), spec.rank, device, spec.timeout, spec.store, "nccl/world"};
   core::PrefixStore store("nccl/world", spec.store);
   const ncclUniqueId id = exchange_unique_id(store, comm);
   return std::make_shared<NcclBackend>(Communicator::create(id, std::move(comm)));

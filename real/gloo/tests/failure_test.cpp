@@ -35,7 +35,8 @@ void expect_lost(const std::exception_ptr& e, int lost) {
     std::rethrow_exception(e);
   } catch (const dist::RankFailure& f) {
     EXPECT_EQ(f.failed_rank(), lost) << f.what();
-    EXPECT_NE(std::string(f.what()).find("rank " + std::to_string(lost)), std::string::npos) << f.what();
+    EXPECT_NE(std::string(f.what()).find("rank " + std::to_string(lost)), std::string::npos)
+        << f.what();
   } catch (const dist::TimeoutError& t) {
     SUCCEED() << t.what();
   } catch (const std::exception& x) {
@@ -140,7 +141,8 @@ TEST(GlooFailures, ARankThatNeverJoinsIsNamed) {
       std::rethrow_exception(e);
     } catch (const dist::TimeoutError& t) {
       EXPECT_EQ(t.missing_ranks(), std::vector<int>{2}) << t.what();
-      EXPECT_NE(std::string(t.what()).find("rank(s) 2 did not join"), std::string::npos) << t.what();
+      EXPECT_NE(std::string(t.what()).find("rank(s) 2 did not join"), std::string::npos)
+          << t.what();
     }
   }
 }
@@ -198,6 +200,43 @@ TEST(GlooFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
     ASSERT_TRUE(e);
     EXPECT_NE(message_of(e).find("collective on world #2"), std::string::npos) << message_of(e);
     EXPECT_NE(message_of(e).find("disagree on 'kind'"), std::string::npos) << message_of(e);
+  }
+}
+
+// A group made with its own timeout (its own gloo world under the hood) is diagnosed as a split
+// group is: a member that never calls is named by its world rank, not its rank in the group.
+TEST(GlooFailures, AGroupWithItsOwnTimeoutNamesAnAbsentMemberByItsWorldRank) {
+  const auto errors = run_failing(4, 20s, [](int rank) {
+    const auto group = dist::new_group({1, 2, 3}, {.timeout = 1500ms});
+    std::exception_ptr error;
+    if (rank == 1 || rank == 2) {
+      V v{1};
+      try {
+        dist::all_reduce(v, dist::ReduceOp::sum, group);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    dist::barrier();  // rank 3 waits here, in the world, while 1 and 2 time out in the group
+    if (error) std::rethrow_exception(error);
+  });
+  EXPECT_FALSE(errors[0]);
+  EXPECT_FALSE(errors[3]);
+  for (const int r : {1, 2}) {
+    const auto& e = errors[static_cast<std::size_t>(r)];
+    ASSERT_TRUE(e) << "rank " << r << " did not time out";
+    try {
+      std::rethrow_exception(e);
+    } catch (const dist::TimeoutError& t) {
+      EXPECT_EQ(t.missing_ranks(), std::vector<int>{3}) << t.what();
+      EXPECT_NE(std::string(t.what()).find("rank 3"), std::string::npos) << t.what();
+      EXPECT_NE(std::string(t.what()).find("[1, 2, 3]"), std::string::npos) << t.what();
+      EXPECT_NE(std::string(t.what()).find("on group {1, 2, 3} #1 timed out after 1500 ms"),
+                std::string::npos)
+          << t.what();
+    } catch (const std::exception& x) {
+      ADD_FAILURE() << "rank " << r << ": " << x.what();
+    }
   }
 }
 
