@@ -264,7 +264,6 @@ std::shared_ptr<BackendImpl> CallLayer::split_groups(const std::vector<std::vect
   return nullptr;
 }
 
-// The call layer of a new group's backend (null: none): its site, keyed under this group's.
 std::shared_ptr<BackendImpl> CallLayer::layer_over(std::shared_ptr<BackendImpl> child,
                                                    const std::vector<int>& ranks,
                                                    const std::string& suffix,

@@ -4,8 +4,6 @@
 // prefix "mpi/world".
 #include "real/mpi/world.hpp"
 
-#include <numeric>
-
 #include "core/store/join.hpp"
 #include "core/store/store.hpp"
 #include "dist/errors.hpp"
@@ -40,8 +38,7 @@ std::shared_ptr<core::BackendImpl> make_mpi_world(const WorldSpec& spec) {
   MpiGroupSpec group;
   group.store = spec.store;
   group.prefix = "mpi/world";
-  group.global_ranks.resize(static_cast<std::size_t>(spec.world_size));
-  std::iota(group.global_ranks.begin(), group.global_ranks.end(), 0);
+  group.global_ranks = world_ranks_of(spec);
   group.rank = spec.rank;
   group.timeout = spec.timeout;
   // MPI_Comm_create_group blocks without a deadline: it starts once every member has arrived.
