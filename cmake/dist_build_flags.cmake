@@ -9,6 +9,10 @@ if(NOT DIST_DEBUG_INFO)
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-g0>)
 endif()
 
+# Deterministic sim ranks are fibers on small stacks, each above a guard region: a frame larger
+# than the guard probes it page by page instead of jumping over it into another rank's stack.
+add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fstack-clash-protection>)
+
 set(DIST_TEST_OPT "-Og" CACHE STRING
     "Optimization of the test and property drivers (the code they test keeps the build type's)")
 

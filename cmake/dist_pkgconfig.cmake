@@ -6,6 +6,7 @@ string(REGEX REPLACE "/$" "" DIST_PC_TO_PREFIX "${DIST_PC_TO_PREFIX}")
 
 set(DIST_PC_CORE_PRIVATE "")
 set(DIST_PC_REAL_PRIVATE "")
+set(DIST_PC_SIM_PRIVATE "")
 set(DIST_PC_BACKENDS "")
 if(DEFINED DIST_BACKEND_TARGETS)
   set(backend_targets ${DIST_BACKEND_TARGETS})
@@ -23,6 +24,7 @@ list(JOIN DIST_PC_BACKENDS ", " DIST_PC_BACKENDS)
 
 if(NOT BUILD_SHARED_LIBS)
   set(DIST_PC_CORE_PRIVATE "-pthread")
+  set(DIST_PC_SIM_PRIVATE "-lboost_context")  # the fibers of deterministic runs
   set(real_private "")
   foreach(t IN LISTS backend_targets)
     list(APPEND real_private "-l${t}")

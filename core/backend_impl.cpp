@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "core/calls/call.hpp"
 #include "core/group_text.hpp"
 #include "core/work_state.hpp"
 #include "dist/errors.hpp"
@@ -160,20 +159,13 @@ TimeoutError monitored_barrier_timeout(const std::vector<int>& missing, bool wai
                       named);
 }
 
-std::shared_ptr<BackendImpl> BackendImpl::split_groups(const std::vector<std::vector<int>>& lists) {
+std::shared_ptr<BackendImpl> BackendImpl::split_groups(const Layout& layout) {
   std::shared_ptr<BackendImpl> mine;
-  for (const auto& ranks : lists)
-    if (auto child = split(ranks)) mine = std::move(child);
-  return mine;
-}
-
-std::uint32_t layout_hash(const std::vector<std::vector<int>>& lists) {
-  std::vector<std::uint64_t> flat;
-  for (const auto& ranks : lists) {
-    flat.push_back(ranks.size());
-    flat.insert(flat.end(), ranks.begin(), ranks.end());
+  for (std::size_t i = 0; i < layout.count; ++i) {
+    const bool own = static_cast<int>(i) == layout.color;
+    if (auto child = split(own ? layout.own : layout.list(i))) mine = std::move(child);
   }
-  return hash_list(flat);
+  return mine;
 }
 
 Work post_recv(BackendImpl& backend, Buf data, int src, int tag) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/layout.hpp"
 #include "dist/api.hpp"
 #include "dist/detail/erased.hpp"
 #include "dist/errors.hpp"
@@ -44,13 +45,14 @@ class DIST_API BackendImpl {
   // Creates the communicator of a new group (collective over this backend's ranks; `ranks` are
   // this backend's ranks, in the new group's order). Returns null on ranks outside the group.
   virtual std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) = 0;
-  // Creates every group of a layout at once (new_subgroups, a device mesh's dimension): `lists`
-  // are disjoint lists of this backend's ranks, the same on every rank; returns this rank's
-  // backend in its list, null when it is in none. One collective, as MPI_Comm_split and
-  // ncclCommSplit split by color (the list) and key (the position in it). This default calls
-  // split() for each list in order (a backend whose split does not communicate, gloo's, needs no
-  // more).
-  virtual std::shared_ptr<BackendImpl> split_groups(const std::vector<std::vector<int>>& lists);
+  // Creates every group of a layout at once (new_subgroups, a device mesh's dimension): the
+  // layout's lists are disjoint lists of this backend's ranks, the same on every rank; returns this
+  // rank's backend in its list (layout.own), null when it is in none. One collective, as
+  // MPI_Comm_split and ncclCommSplit split by color (layout.color) and key (layout.position);
+  // ranks whose layout.hash differs disagree on the layout. This default calls split() for each
+  // list in order, making them with layout.list (a backend whose split does not communicate,
+  // gloo's, needs no more).
+  virtual std::shared_ptr<BackendImpl> split_groups(const Layout& layout);
 
   // Operations with defaults composed from the primitives (see backend.cpp); a backend overrides
   // the ones its engine does natively.
@@ -74,9 +76,6 @@ class DIST_API BackendImpl {
   // meets in the job's store instead (core/calls/call_layer.cpp).
   virtual void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks);
 };
-
-// A hash of a layout's lists (split_groups' fingerprint: ranks that disagree on it are a desync).
-DIST_API std::uint32_t layout_hash(const std::vector<std::vector<int>>& lists);
 
 // backend.recv(data, src, tag), its Work told its source when `src` is a given rank (a backend
 // that receives from any_source says which itself): the one way recv and irecv post.

@@ -179,9 +179,13 @@ std::optional<std::vector<std::byte>> read_file(const fs::path& file) {
   struct stat st {};
   std::vector<std::byte> out;
   if (::fstat(fd, &st) == 0) out.reserve(static_cast<std::size_t>(st.st_size));
-  std::byte buffer[1 << 16];
+  // Read straight into `out`: a rank may be a fiber with a small stack, no room for a buffer.
+  constexpr std::size_t step = std::size_t{1} << 16;
   for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    const std::size_t had = out.size();
+    out.resize(had + step);
+    const ssize_t n = ::read(fd, out.data() + had, step);
+    out.resize(had + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
@@ -189,7 +193,6 @@ std::optional<std::vector<std::byte>> read_file(const fs::path& file) {
       os_error("rank 0 cannot read '" + file.string() + "'", err);
     }
     if (n == 0) break;
-    out.insert(out.end(), buffer, buffer + n);
   }
   ::close(fd);
   return out;

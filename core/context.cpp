@@ -79,16 +79,31 @@ std::shared_ptr<Context> destroy_process_context() {
 }
 
 std::mt19937_64& random_engine() {
-  if (Context* ctx = current_context()) return ctx->rng;
+  if (Context* ctx = current_context()) {
+    if (!ctx->rng) {
+      std::seed_seq seeds(ctx->rng_seed.begin(), ctx->rng_seed.end());
+      ctx->rng = std::make_unique<std::mt19937_64>(seeds);
+    }
+    return *ctx->rng;
+  }
   thread_local std::mt19937_64 engine{std::random_device{}()};
   return engine;
 }
 
 std::shared_ptr<detail::GroupState> make_group_state(const Context& owner, std::vector<int> ranks,
                                                      std::shared_ptr<BackendImpl> backend) {
-  auto state = std::make_shared<detail::GroupState>();
   const auto it = std::find(ranks.begin(), ranks.end(), owner.rank);
-  state->rank = it == ranks.end() ? -1 : static_cast<int>(it - ranks.begin());
+  const int rank = it == ranks.end() ? -1 : static_cast<int>(it - ranks.begin());
+  return make_group_state(owner, std::make_shared<const std::vector<int>>(std::move(ranks)), rank,
+                          std::move(backend));
+}
+
+std::shared_ptr<detail::GroupState> make_group_state(const Context& owner,
+                                                     std::shared_ptr<const std::vector<int>> ranks,
+                                                     int group_rank,
+                                                     std::shared_ptr<BackendImpl> backend) {
+  auto state = std::make_shared<detail::GroupState>();
+  state->rank = group_rank;
   state->ranks = std::move(ranks);
   state->backend = state->rank >= 0 ? std::move(backend) : nullptr;
   state->owner = &owner;

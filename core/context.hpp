@@ -2,6 +2,7 @@
 // its context thread-locally; init_dist sets a process-wide one. No context = not distributed.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -18,7 +19,9 @@
 namespace dist::detail {
 
 struct GroupState {
-  std::vector<int> ranks;                  // global ranks, in group-rank order
+  // Global ranks, in group-rank order; shared by every rank's state of the group where they live
+  // in one process (a sim world), so a world's list is held once, not once per rank.
+  std::shared_ptr<const std::vector<int>> ranks;
   std::optional<dist::Backend> kind;       // new_group's backend option (empty: the world's)
   int rank = -1;                           // the owner's group rank; -1 when not a member
   std::shared_ptr<core::BackendImpl> backend;  // null when not a member
@@ -38,7 +41,10 @@ struct Context {
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   std::shared_ptr<detail::GroupState> world;
   std::shared_ptr<detail::GroupState> local;  // null until a local group exists
-  std::mt19937_64 rng;  // this rank's random stream (sim: derived from the cluster seed)
+  // This rank's random stream, made from rng_seed on its first use (random_engine): 2.5 KiB of
+  // state a rank that never draws does not pay for (sim: the cluster's seed and the rank).
+  std::array<std::uint32_t, 3> rng_seed{};
+  std::unique_ptr<std::mt19937_64> rng;
   // dist::comm state (detectron2's module globals, per rank): the group object gathers use
   // (null: the world), and the argument create_local_process_group was called with (0: never).
   std::shared_ptr<detail::GroupState> object_group;
@@ -104,9 +110,10 @@ DIST_API std::shared_ptr<Context> destroy_process_context();
 DIST_API std::shared_ptr<detail::GroupState> make_group_state(const Context& owner,
                                                               std::vector<int> ranks,
                                                               std::shared_ptr<BackendImpl> backend);
-
-// The groups of a layout (new_subgroups, a device mesh's dimension; disjoint lists of world
-// ranks, the same on every rank), made by one split of the world (BackendImpl::split_groups).
-DIST_API std::vector<Group> make_layout_groups(const std::vector<std::vector<int>>& lists);
+// The same over a list the caller shares, where it knows the owner's group rank (-1: not a
+// member): no search and no copy, as sim makes every rank's world group.
+DIST_API std::shared_ptr<detail::GroupState> make_group_state(
+    const Context& owner, std::shared_ptr<const std::vector<int>> ranks, int group_rank,
+    std::shared_ptr<BackendImpl> backend);
 
 }  // namespace dist::core

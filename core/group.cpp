@@ -1,9 +1,14 @@
-// Groups and the query/control functions of mmengine.dist (get_rank, barrier, new_group, ...).
+// Groups and the query/control functions of mmengine.dist (get_rank, barrier, new_group, ...),
+// and the groups of a layout (core/layout.hpp).
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/context.hpp"
 #include "core/group_text.hpp"
+#include "core/layout.hpp"
 #include "core/validate.hpp"
 #include "dist/api.hpp"
 #include "dist/detail/erased.hpp"
@@ -49,7 +54,7 @@ bool Group::is_member() const {
 
 std::vector<int> Group::ranks() const {
   const auto* s = query_state(*this);
-  return s ? s->ranks : std::vector<int>{0};
+  return s ? *s->ranks : std::vector<int>{0};
 }
 
 bool is_distributed() { return core::current_context() != nullptr; }
@@ -73,7 +78,7 @@ int get_global_rank(const Group& group, int group_rank) {
 
 int get_world_size(const Group& group) {
   const auto* s = query_state(group);
-  return s ? static_cast<int>(s->ranks.size()) : 1;
+  return s ? static_cast<int>(s->ranks->size()) : 1;
 }
 
 int get_rank(const Group& group) {
@@ -106,7 +111,7 @@ int get_local_rank() {
 
 int get_local_size() {
   const auto* s = local_state("get_local_size");
-  return s ? static_cast<int>(s->ranks.size()) : 1;
+  return s ? static_cast<int>(s->ranks->size()) : 1;
 }
 
 std::optional<Group> get_local_group() {
@@ -170,20 +175,59 @@ Group new_group(const std::vector<int>& ranks, const GroupOptions& options) {
 
 namespace dist::core {
 
-std::vector<Group> make_layout_groups(const std::vector<std::vector<int>>& lists) {
+namespace {
+Context& layout_context(const char* function) {
   Context* ctx = current_context();
   if (!ctx)
-    throw NotInitialized(
-        "new_subgroups: no distributed context (call init_dist, or run inside "
-        "dist::sim::run)");
-  for (const auto& ranks : lists) check_new_group_ranks(ranks, ctx->world_size);
-  auto mine = ctx->world->backend ? ctx->world->backend->split_groups(lists) : nullptr;
+    throw NotInitialized(std::string(function) +
+                         ": no distributed context (call init_dist, or run inside "
+                         "dist::sim::run)");
+  return *ctx;
+}
+
+// Registers `fresh` (groups of `ctx`) for destroy_dist at once: make_group_state's one at a time
+// would scan the context's list once per group.
+void register_groups(Context& ctx, const std::vector<std::shared_ptr<detail::GroupState>>& fresh) {
+  std::lock_guard lock(ctx.groups_mutex);
+  std::erase_if(ctx.groups, [](const auto& g) { return g.expired(); });
+  ctx.groups.insert(ctx.groups.end(), fresh.begin(), fresh.end());
+}
+}  // namespace
+
+void check_layout_lists(const std::vector<std::vector<int>>& lists, const char* function) {
+  const Context& ctx = layout_context(function);
+  for (const auto& ranks : lists) check_new_group_ranks(ranks, ctx.world_size);
+}
+
+Group make_layout_group(const Layout& layout, const char* function) {
+  Context& ctx = layout_context(function);
+  auto mine = ctx.world->backend ? ctx.world->backend->split_groups(layout) : nullptr;
+  if (layout.color < 0)
+    return Group(
+        make_group_state(ctx, layout.count ? layout.list(0) : std::vector<int>{}, nullptr));
+  return Group(make_group_state(ctx, std::make_shared<const std::vector<int>>(layout.own),
+                                layout.position, std::move(mine)));
+}
+
+std::vector<Group> layout_groups(const Layout& layout, const Group& mine) {
+  Context& ctx = layout_context("new_subgroups");
+  const std::size_t at = layout.color < 0 ? 0 : static_cast<std::size_t>(layout.color);
   std::vector<Group> groups;
-  groups.reserve(lists.size());
-  for (const auto& ranks : lists) {
-    const bool member = std::find(ranks.begin(), ranks.end(), ctx->rank) != ranks.end();
-    groups.emplace_back(make_group_state(*ctx, ranks, member ? mine : nullptr));
+  std::vector<std::shared_ptr<detail::GroupState>> fresh;
+  groups.reserve(layout.count);
+  fresh.reserve(layout.count);
+  for (std::size_t i = 0; i < layout.count; ++i) {
+    if (i == at) {
+      groups.push_back(mine);
+      continue;
+    }
+    auto state = std::make_shared<detail::GroupState>();
+    state->ranks = std::make_shared<const std::vector<int>>(layout.list(i));
+    state->owner = &ctx;  // rank -1, no backend: the caller is not a member
+    fresh.push_back(state);
+    groups.emplace_back(std::move(state));
   }
+  register_groups(ctx, fresh);
   return groups;
 }
 

@@ -1,5 +1,5 @@
-// new_subgroups and init_device_mesh: layouts of groups, each layout made by one split of the
-// world (core::make_layout_groups), as MPI_Comm_split and ncclCommSplit split by color and key.
+// new_subgroups and init_device_mesh: layouts of groups, each made by one split of the world
+// (core::make_layout_group), as MPI_Comm_split and ncclCommSplit split by color and key.
 #include "dist/mesh.hpp"
 
 #include <algorithm>
@@ -7,19 +7,17 @@
 #include <numeric>
 #include <set>
 
-#include "core/context.hpp"
+#include "core/layout.hpp"
 #include "dist/errors.hpp"
 
 namespace dist {
 
 namespace {
-// Makes the groups of `lists`; returns the caller's (the first one when no list holds it) and
-// all of them.
-std::pair<Group, std::vector<Group>> make_groups(const std::vector<std::vector<int>>& lists) {
-  auto all = core::make_layout_groups(lists);
-  for (const auto& group : all)
-    if (group.is_member()) return {group, all};
-  return {all.at(0), all};
+// The caller's group of `layout` (the first one when no list holds it) and all of them.
+std::pair<Group, std::vector<Group>> make_groups(const core::Layout& layout) {
+  Group mine = core::make_layout_group(layout, "new_subgroups");
+  auto all = core::layout_groups(layout, mine);
+  return {std::move(mine), std::move(all)};
 }
 
 std::string shape_text(const std::vector<int>& shape) {
@@ -35,9 +33,7 @@ std::pair<Group, std::vector<Group>> new_subgroups(int group_size) {
   if (group_size < 0 || world % group_size != 0)
     throw InvalidArgument("new_subgroups: group_size " + std::to_string(group_size) +
                           " must be positive and divide the world size " + std::to_string(world));
-  std::vector<std::vector<int>> lists(static_cast<std::size_t>(world / group_size));
-  for (int r = 0; r < world; ++r) lists[static_cast<std::size_t>(r / group_size)].push_back(r);
-  return make_groups(lists);
+  return make_groups(core::strided_layout(world, group_size, 1, get_rank()));
 }
 
 std::pair<Group, std::vector<Group>> new_subgroups_by_enumeration(
@@ -50,7 +46,8 @@ std::pair<Group, std::vector<Group>> new_subgroups_by_enumeration(
       if (!seen.insert(r).second)
         throw InvalidArgument("new_subgroups_by_enumeration: rank " + std::to_string(r) +
                               " is in more than one subgroup");
-  return make_groups(ranks_per_subgroup);
+  core::check_layout_lists(ranks_per_subgroup, "new_subgroups");
+  return make_groups(core::listed_layout(ranks_per_subgroup, get_rank()));
 }
 
 DeviceMesh::DeviceMesh(std::vector<int> shape, std::vector<std::string> dim_names,
@@ -108,24 +105,14 @@ DeviceMesh init_device_mesh(std::vector<int> shape, std::vector<std::string> dim
                           "-dimensional shape");
   if (std::set<std::string>(dim_names.begin(), dim_names.end()).size() != dim_names.size())
     throw InvalidArgument("init_device_mesh: dim_names repeat a name");
-  // Row-major strides, and the caller's coordinate.
-  const std::size_t dims = shape.size();
-  std::vector<int> stride(dims, 1);
-  for (std::size_t d = dims - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
-  std::vector<int> coordinate;
+  // The caller's coordinate (row-major), and its line along each dimension: one split each.
   const int me = get_rank();
-  for (std::size_t d = 0; d < dims; ++d) coordinate.push_back(me / stride[d] % shape[d]);
-  // Dimension d's groups: one per rank whose coordinate d is 0, holding the ranks along d.
+  std::vector<int> coordinate;
   std::vector<Group> mine;
-  for (std::size_t d = 0; d < dims; ++d) {
-    std::vector<std::vector<int>> lists;
-    for (int base = 0; base < world; ++base) {
-      if (base / stride[d] % shape[d] != 0) continue;
-      std::vector<int> line;
-      for (int i = 0; i < shape[d]; ++i) line.push_back(base + i * stride[d]);
-      lists.push_back(std::move(line));
-    }
-    mine.push_back(make_groups(lists).first);
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const auto layout = core::mesh_layout(shape, d, me);
+    coordinate.push_back(layout.position);
+    mine.push_back(core::make_layout_group(layout, "init_device_mesh"));
   }
   return DeviceMesh(std::move(shape), std::move(dim_names), std::move(coordinate), std::move(mine));
 }

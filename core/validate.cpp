@@ -39,8 +39,8 @@ Target resolve_group(const Group& group, const char* function) {
                           ": the group belongs to another rank or run (groups are per rank)");
   if (g->rank < 0)
     throw InvalidArgument(std::string(function) + ": rank " + std::to_string(ctx->rank) +
-                          " is not a member of the group " + ranks_text(g->ranks));
-  return {g, g->backend.get(), static_cast<int>(g->ranks.size()), g->rank};
+                          " is not a member of the group " + ranks_text(*g->ranks));
+  return {g, g->backend.get(), static_cast<int>(g->ranks->size()), g->rank};
 }
 
 void check_rank(int value, int size, const char* function, const char* argument) {

@@ -81,7 +81,8 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   context->world_size = spec.world_size;
   context->timeout = spec.timeout;
   context->check_send_buffers = core::call_checks_enabled();  // DIST_DEBUG=detail
-  context->rng.seed(std::random_device{}());
+  std::random_device entropy;
+  context->rng_seed = {entropy(), entropy(), static_cast<std::uint32_t>(spec.rank)};
   context->make_group = group_maker(spec);
   std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
   for (int r = 0; r < spec.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;

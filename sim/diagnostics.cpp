@@ -1,36 +1,20 @@
 // Error messages of the simulated fabric.
 #include "sim/diagnostics.hpp"
 
+#include "core/group_text.hpp"
 #include "sim/communicator.hpp"
 
 namespace dist::sim {
 
-std::string rank_list(const std::vector<int>& ranks) {
-  // Runs of three or more consecutive ranks are written as ranges: "0-3, 7, 9, 10".
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ");
-    if (j - i >= 2) {
-      out += std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]);
-      i = j + 1;
-    } else {
-      out += std::to_string(ranks[i]);
-      ++i;
-    }
-  }
-  return out;
-}
+std::string rank_list(const std::vector<int>& ranks) { return core::rank_ranges(ranks); }
 
 namespace {
-std::string arrived_calls(const Op& op) {
-  std::string out;
-  for (std::size_t i = 0; i < op.participants.size(); ++i) {
-    if (!op.arrived[i]) continue;
-    out += "\n  rank " + std::to_string(op.participants[i]) + " called " + op.calls[i].describe();
-  }
-  return out;
+// The calls of op's arrived participants, with their world ranks.
+std::vector<core::RankCall> arrived_calls(const Op& op) {
+  std::vector<core::RankCall> calls;
+  for (std::size_t i = 0; i < op.participants.size(); ++i)
+    if (op.arrived[i]) calls.push_back({op.participants[i], op.calls[i].describe()});
+  return calls;
 }
 
 std::string op_name(const Op& op) {
@@ -41,11 +25,8 @@ std::string op_name(const Op& op) {
 }  // namespace
 
 std::string desync_message(const Op& op, std::string_view field) {
-  std::vector<core::RankCall> calls;
-  for (std::size_t i = 0; i < op.participants.size(); ++i)
-    if (op.arrived[i]) calls.push_back({op.participants[i], op.calls[i].describe()});
-  std::string msg =
-      core::desync_message(op.comm ? op.comm->name : "?", op.p2p ? 0 : op.seq, field, calls);
+  std::string msg = core::desync_message(op.comm ? op.comm->name : "?", op.p2p ? 0 : op.seq, field,
+                                         arrived_calls(op));
   const auto missing = op.missing();
   if (!missing.empty()) msg += "\n  (not arrived yet: ranks " + rank_list(missing) + ")";
   return msg;
@@ -61,7 +42,7 @@ std::string unreachable_message(const Op& op, const std::vector<int>& gone,
     }
   std::string msg = what + " can never complete:";
   for (int r : gone) msg += "\n  " + how_finished(r);
-  msg += "\n  posted:" + arrived_calls(op);
+  msg += "\n  posted:" + core::call_lines(arrived_calls(op));
   return msg;
 }
 
@@ -70,10 +51,11 @@ std::string abandoned_message(const Op& op, std::size_t i, int rank) {
          " was still unmatched (wait() on every Work before returning)";
 }
 
-std::string deadlock_message(const std::vector<std::string>& lines) {
-  std::string msg = "no rank can make progress";
-  for (const auto& l : lines) msg += "\n  " + l;
-  return msg;
+std::string deadlock_message(const std::vector<std::string>& activities) {
+  core::RanksByText by_activity;
+  for (std::size_t r = 0; r < activities.size(); ++r)
+    by_activity.add(static_cast<int>(r), activities[r]);
+  return "no rank can make progress" + by_activity.lines(": ");
 }
 
 std::string waiting_detail(const Op& op) {
@@ -91,6 +73,20 @@ std::string timeout_message(const Op& op, std::size_t i, int rank,
   if (op.any_source && op.pair[0] < 0)
     return head + "; no rank of " + op.comm->name + " sent to it";
   return head + "; never arrived: ranks " + rank_list(op.missing());
+}
+
+std::string outcome_lines(std::span<const Outcome> outcomes) {
+  core::RanksByText by_message;
+  for (const Outcome& o : outcomes) by_message.add(o.rank, o.message);
+  std::string out;
+  for (const auto& [message, ranks] : by_message.groups()) {
+    out += "\n  " + core::ranks_phrase(ranks) + ": ";
+    for (const char c : message) {  // the message's own lines indented under the ranks' line
+      out += c;
+      if (c == '\n') out += "    ";
+    }
+  }
+  return out;
 }
 
 }  // namespace dist::sim

@@ -72,6 +72,7 @@ class Arrivals {
   }
   bool operator[](std::size_t i) const { return n_ <= 64 ? (mask_ >> i) & 1u : wide_[i] != 0; }
   void mark(std::size_t i) {
+    if (count_ == 0) first_ = i;
     if (n_ <= 64)
       mask_ |= std::uint64_t{1} << i;
     else
@@ -80,11 +81,13 @@ class Arrivals {
   }
   std::size_t size() const { return n_; }
   std::size_t count() const { return count_; }
+  std::size_t first() const { return first_; }  // the first to arrive (count() > 0)
 
  private:
   std::uint64_t mask_ = 0;
   std::size_t n_ = 0;
   std::size_t count_ = 0;
+  std::size_t first_ = 0;
   std::vector<char> wide_;
 };
 

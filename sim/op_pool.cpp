@@ -106,6 +106,11 @@ void OpPool::release_retired() {
   for (auto& op : retired.ops) op.reset();
 }
 
+void OpPool::unbind() {
+  release_retired();
+  binding = {};
+}
+
 OpPool::OpPool(int ranks) {
   const auto common = std::make_shared<Shelf>();
   for (int r = 0; r < ranks; ++r) {

@@ -28,6 +28,9 @@ class OpPool {
   // at once.
   static void retire(std::shared_ptr<Op>&& op);
   static void release_retired();
+  // Lets go of the calling thread's retired ops and its binding: a thread that ran fiber ranks
+  // outlives the pool.
+  static void unbind();
 
   struct Shelf;      // the ops let go of by unbound threads, and their lock (op_pool.cpp)
   struct RankShelf;  // one rank's (op_pool.cpp)

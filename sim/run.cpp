@@ -14,6 +14,9 @@
 #include "dist/errors.hpp"
 #include "dist/sim.hpp"
 #include "sim/diagnostics.hpp"
+#include "sim/fibers.hpp"
+#include "sim/memory_budget.hpp"
+#include "sim/op_pool.hpp"
 #include "sim/rank_binding.hpp"
 #include "sim/sim_backend.hpp"
 #include "sim/world.hpp"
@@ -46,6 +49,9 @@ std::string to_string(const Cluster& c) {
     out += "}";
   }
   if (!c.trace.empty()) out += ", .trace = \"" + c.trace + "\"";
+  if (!c.trace_ranks.empty()) out += ", .trace_ranks = {" + rank_list(c.trace_ranks) + "}";
+  if (!c.fibers) out += ", .fibers = false";
+  if (c.stack_size) out += ", .stack_size = " + std::to_string(c.stack_size);
   return out + "}";
 }
 
@@ -74,23 +80,21 @@ void check_cluster(const Cluster& c) {
                           std::to_string(c.ranks_per_node));
   const long long ranks = static_cast<long long>(c.nodes) * c.ranks_per_node;
   if (ranks > Cluster::max_world_size)
-    throw InvalidArgument("sim::run: Cluster.nodes × ranks_per_node = " + std::to_string(c.nodes) +
-                          " × " + std::to_string(c.ranks_per_node) + " = " + std::to_string(ranks) +
-                          " ranks, more than Cluster::max_world_size = " +
-                          std::to_string(Cluster::max_world_size) + " (one thread per rank)");
+    throw InvalidArgument(
+        "sim::run: Cluster.nodes × ranks_per_node = " + std::to_string(c.nodes) + " × " +
+        std::to_string(c.ranks_per_node) + " = " + std::to_string(ranks) +
+        " ranks, more than Cluster::max_world_size = " + std::to_string(Cluster::max_world_size));
   if (c.timeout.count() <= 0) throw InvalidArgument("sim::run: Cluster.timeout must be positive");
+  for (const int r : c.trace_ranks)
+    if (r < 0 || r >= ranks)
+      throw InvalidArgument("sim::run: Cluster.trace_ranks holds " + std::to_string(r) +
+                            ", not a rank of the world of " + std::to_string(ranks));
   for (std::size_t i = 0; i < c.faults.size(); ++i)
     check_fault(c.faults[i], i, static_cast<int>(ranks));
 }
 }  // namespace detail
 
 namespace {
-std::vector<int> node_ranks(const Cluster& c, int node) {
-  std::vector<int> out;
-  for (int i = 0; i < c.ranks_per_node; ++i) out.push_back(node * c.ranks_per_node + i);
-  return out;
-}
-
 std::unique_ptr<core::Context> make_context(World& world, int rank) {
   const Cluster& c = world.cluster();
   auto ctx = std::make_unique<core::Context>();
@@ -99,12 +103,13 @@ std::unique_ptr<core::Context> make_context(World& world, int rank) {
   ctx->world_size = c.world_size();
   ctx->timeout = c.timeout;
   ctx->check_send_buffers = c.check_send_buffers;
-  std::seed_seq seeds{static_cast<std::uint32_t>(c.seed), static_cast<std::uint32_t>(c.seed >> 32),
-                      static_cast<std::uint32_t>(rank)};
-  ctx->rng.seed(seeds);
-  ctx->world =
-      core::make_group_state(*ctx, world.world_comm()->members,
-                             std::make_shared<SimBackend>(world, world.world_comm(), rank));
+  ctx->rng_seed = {static_cast<std::uint32_t>(c.seed), static_cast<std::uint32_t>(c.seed >> 32),
+                   static_cast<std::uint32_t>(rank)};
+  // Every rank's world and node groups share their communicator's member list.
+  const auto& world_comm = world.world_comm();
+  ctx->world = core::make_group_state(
+      *ctx, std::shared_ptr<const std::vector<int>>(world_comm, &world_comm->members), rank,
+      std::make_shared<SimBackend>(world, world_comm, rank));
   // new_group's options: the group is split from the world as any other; its backend option is
   // only recorded (sim plays every backend), its timeout bounds its waits.
   ctx->make_group = [](core::BackendImpl& world_backend, const std::vector<int>& ranks,
@@ -113,10 +118,11 @@ std::unique_ptr<core::Context> make_context(World& world, int rank) {
     if (group && options.timeout) static_cast<SimBackend&>(*group).set_timeout(*options.timeout);
     return group;
   };
-  const int node = rank / c.ranks_per_node;
+  const auto& node_comm = world.node_comm(rank / c.ranks_per_node);
   ctx->local = core::make_group_state(
-      *ctx, node_ranks(c, node),
-      std::make_shared<SimBackend>(world, world.node_comm(node), rank % c.ranks_per_node));
+      *ctx, std::shared_ptr<const std::vector<int>>(node_comm, &node_comm->members),
+      rank % c.ranks_per_node,
+      std::make_shared<SimBackend>(world, node_comm, rank % c.ranks_per_node));
   return ctx;
 }
 
@@ -160,7 +166,8 @@ void* rank_main(void* arg) {
   const int rank = task->context->rank;
   task->outcome.rank = rank;
   // Named for debuggers and top, and for the tests' check that no rank thread outlives its run.
-  pthread_setname_np(pthread_self(), ("sim rank " + std::to_string(rank)).substr(0, 15).c_str());
+  if (!task->world->fibers())
+    pthread_setname_np(pthread_self(), ("sim rank " + std::to_string(rank)).substr(0, 15).c_str());
   {
     core::ContextBinding bind(task->context);
     try {
@@ -174,11 +181,62 @@ void* rank_main(void* arg) {
   }
   try {
     task->outcome.message = task->outcome.error ? describe_error(task->outcome.error) : "ok";
+    if (task->outcome.message.starts_with("out of memory"))
+      task->outcome.message += "; " + out_of_memory_note(task->world->cluster());
   } catch (const std::bad_alloc&) {  // no memory left even for the message
     task->outcome.message = "out of memory";
   }
   task->world->finish(rank, task->outcome.error, task->outcome.message);
   return nullptr;
+}
+
+// The ranks that never started count as failed, so the started ones cannot wait on them.
+void never_started(World& world, RankTask& task, int rank, const std::string& why) {
+  task.outcome = {rank, std::make_exception_ptr(RankFailure(why, rank)), why};
+  world.finish(rank, task.outcome.error, why);
+}
+
+// One OS thread per rank (concurrent mode, or Cluster::fibers = false).
+void run_threads(World& world, std::vector<RankTask>& tasks) {
+  const int n = world.size();
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  if (world.cluster().stack_size > 0) pthread_attr_setstacksize(&attr, world.cluster().stack_size);
+  std::vector<pthread_t> threads;
+  for (int r = 0; r < n; ++r) {
+    pthread_t t;
+    if (const int rc = pthread_create(&t, &attr, rank_main, &tasks[static_cast<std::size_t>(r)])) {
+      const std::string why = std::string("could not start the rank thread: ") + std::strerror(rc) +
+                              (rc == EAGAIN ? " (out of memory or over the OS's thread limit; a "
+                                              "smaller Cluster::stack_size needs less)"
+                                            : "");
+      for (int k = r; k < n; ++k) never_started(world, tasks[static_cast<std::size_t>(k)], k, why);
+      break;
+    }
+    threads.push_back(t);
+  }
+  pthread_attr_destroy(&attr);
+  for (auto& t : threads) pthread_join(t, nullptr);
+}
+
+// Deterministic mode: every rank a fiber of this thread, resumed when the baton names it.
+void run_fibers(World& world, std::vector<RankTask>& tasks) {
+  Fibers fibers(world.size(), world.cluster().stack_size);
+  world.use_fibers(&fibers);
+  core::Context* const outside = core::exchange_binding(nullptr);
+  fibers.run({
+      .body = [&](int r) { rank_main(&tasks[static_cast<std::size_t>(r)]); },
+      .next = [&] { return world.baton(); },
+      // A rank's thread-locals: its context binding (rank_main binds it on its first run).
+      .enter = [&](int r) { core::exchange_binding(tasks[static_cast<std::size_t>(r)].context); },
+      .unstarted =
+          [&](int r, const std::string& why) {
+    never_started(world, tasks[static_cast<std::size_t>(r)], r, why);
+      },
+  });
+  core::exchange_binding(outside);
+  OpPool::unbind();
+  world.use_fibers(nullptr);
 }
 
 ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
@@ -208,22 +266,7 @@ ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
     msg +=
         "\n  (the interleaving of a concurrent run is the OS's; set .schedule = "
         "dist::sim::Schedule::deterministic to replay it exactly from the seed)";
-  // Ranks with the same outcome are listed together, so a 256-rank failure stays readable.
-  std::vector<bool> listed(outcomes.size(), false);
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    if (listed[i]) continue;
-    std::vector<int> same;
-    for (std::size_t j = i; j < outcomes.size(); ++j)
-      if (!listed[j] && outcomes[j].message == outcomes[i].message) {
-        listed[j] = true;
-        same.push_back(outcomes[j].rank);
-      }
-    std::string text = outcomes[i].message;
-    for (std::size_t p = text.find('\n'); p != std::string::npos; p = text.find('\n', p + 1))
-      text.insert(p + 1, "    ");
-    msg +=
-        "\n  " + std::string(same.size() > 1 ? "ranks " : "rank ") + rank_list(same) + ": " + text;
-  }
+  msg += outcome_lines(outcomes);  // ranks with the same outcome share a line
   const ErrorCode code = run_error_code(outcomes);
   throw RunError(code, msg, std::move(outcomes));
 }
@@ -235,6 +278,11 @@ namespace detail {
 
 void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body) {
   detail::check_cluster(cluster);
+  if (const auto why = refuse_memory(cluster))
+    throw RunError(ErrorCode::backend,
+                   "dist::sim::run: refused before starting: " + *why + "\n  reproduce with " +
+                       to_string(cluster),
+                   {});
   const int n = cluster.world_size();
   std::optional<World> built;
   std::vector<std::unique_ptr<core::Context>> contexts;
@@ -251,34 +299,14 @@ void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& bo
     built.reset();
     throw RunError(ErrorCode::backend,
                    "dist::sim::run: out of memory while setting up " + std::to_string(n) +
-                       " ranks, before any ran\n  reproduce with " + to_string(cluster),
+                       " ranks, before any ran (" + out_of_memory_note(cluster) +
+                       ")\n  reproduce with " + to_string(cluster),
                    {});
   }
   World& world = *built;
   const LiveRun live(contexts);  // from here on, an unbound thread's dist:: calls are refused
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  if (cluster.stack_size > 0) pthread_attr_setstacksize(&attr, cluster.stack_size);
-  std::vector<pthread_t> threads;
-  for (int r = 0; r < n; ++r) {
-    pthread_t t;
-    if (const int rc = pthread_create(&t, &attr, rank_main, &tasks[static_cast<std::size_t>(r)])) {
-      // The ranks that never started count as failed, so the started ones cannot wait on them.
-      const std::string why = std::string("could not start the rank thread: ") + std::strerror(rc) +
-                              (rc == EAGAIN ? " (out of memory or over the OS's thread limit; a "
-                                              "smaller Cluster::stack_size needs less)"
-                                            : "");
-      for (int k = r; k < n; ++k) {
-        auto& o = tasks[static_cast<std::size_t>(k)].outcome;
-        o = {k, std::make_exception_ptr(RankFailure(why, k)), why};
-        world.finish(k, o.error, why);
-      }
-      break;
-    }
-    threads.push_back(t);
-  }
-  pthread_attr_destroy(&attr);
-  for (auto& t : threads) pthread_join(t, nullptr);
+  if (cluster.schedule == Schedule::deterministic && cluster.fibers) run_fibers(world, tasks);
+  else run_threads(world, tasks);
   world.write_trace();
   std::vector<Outcome> outcomes;
   bool all_ok = true;

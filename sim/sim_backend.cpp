@@ -172,13 +172,12 @@ std::shared_ptr<core::BackendImpl> SimBackend::member_of(const std::shared_ptr<C
   return std::make_shared<SimBackend>(world_, comm, static_cast<int>(at - members.begin()));
 }
 
-std::shared_ptr<core::BackendImpl> SimBackend::split_groups(
-    const std::vector<std::vector<int>>& lists) {
+// Each participant brings only its own list (the layout's hash is compared as the call's lists).
+std::shared_ptr<core::BackendImpl> SimBackend::split_groups(const core::Layout& layout) {
   Call c;
   c.kind = OpKind::split_groups;
-  c.lists = core::layout_hash(lists);
-  for (const auto& ranks : lists)
-    if (std::find(ranks.begin(), ranks.end(), rank_) != ranks.end()) c.split_ranks = ranks;
+  c.lists = layout.hash;
+  c.split_ranks = layout.own;
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
   return member_of(op->new_comms.at(static_cast<std::size_t>(rank_)));

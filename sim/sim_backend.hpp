@@ -25,8 +25,7 @@ class SimBackend final : public core::BackendImpl {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   bool receives_from_any_source() const override { return true; }
-  std::shared_ptr<core::BackendImpl> split_groups(
-      const std::vector<std::vector<int>>& lists) override;
+  std::shared_ptr<core::BackendImpl> split_groups(const core::Layout& layout) override;
   Work barrier() override;
   // One barrier op (Op::waits_out) waited with the timeout: the members that had not arrived by
   // then are named.

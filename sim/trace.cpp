@@ -30,7 +30,15 @@ std::string outcome_of(const std::exception_ptr& error) {
   }
 }
 
+Trace::Trace(const std::vector<int>& ranks, int world_size)
+    : traced_(static_cast<std::size_t>(std::max(world_size, 0)), ranks.empty()) {
+  for (const int r : ranks) traced_[static_cast<std::size_t>(r)] = true;
+  for (int r = 0; r < world_size; ++r)
+    if (traced_[static_cast<std::size_t>(r)]) tracks_.push_back(r);
+}
+
 void Trace::record_one(const Op& op, std::size_t i, double end_us, const std::string& outcome) {
+  if (op.participants[i] < 0 || !traced_[static_cast<std::size_t>(op.participants[i])]) return;
   const Call& c = op.calls[i];
   TraceRecord r;
   r.rank = op.participants[i];
@@ -54,10 +62,8 @@ void Trace::record_op(const Op& op, double end_us, const std::string& outcome) {
     if (op.arrived[i]) record_one(op, i, end_us, outcome);
 }
 
-void Trace::write(const std::string& path, int world_size) const {
-  std::vector<int> tracks(static_cast<std::size_t>(std::max(world_size, 0)));
-  for (int r = 0; r < world_size; ++r) tracks[static_cast<std::size_t>(r)] = r;
-  const std::string text = core::chrome_trace_json("dist::sim", tracks, records_);
+void Trace::write(const std::string& path) const {
+  const std::string text = core::chrome_trace_json("dist::sim", tracks_, records_);
   std::ofstream out(path);
   out << text;
   if (!out) throw Error(ErrorCode::backend, "sim: cannot write the trace to '" + path + "'");

@@ -15,6 +15,8 @@ namespace dist::sim {
 namespace {
 // Ops moving at most this many bytes in one chunk run on the rank that completes their arrival.
 constexpr std::size_t inline_bytes = 16 * 1024;
+// The largest communicator for which a rank keeps a spare op (World::post_collective).
+constexpr std::size_t spare_limit = 64;
 // Tries at the fabric's lock before sleeping on it, when every rank has a core (sim/spin.hpp):
 // two ranks posting the same small op contend for it on every call.
 constexpr int lock_spins = 200;
@@ -36,10 +38,14 @@ std::vector<int> iota_ranks(int begin, int count) {
 }  // namespace
 
 World::World(const Cluster& cluster)
-    : cluster_(cluster), start_(std::chrono::steady_clock::now()),
-      ranks_(static_cast<std::size_t>(cluster.world_size())), op_pool_(cluster.world_size()),
-      schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull) {
-  if (!cluster.trace.empty()) trace_.emplace();
+    : cluster_(cluster),
+      start_(std::chrono::steady_clock::now()),
+      ranks_(static_cast<std::size_t>(cluster.world_size())),
+      comms_of_(static_cast<std::size_t>(cluster.world_size())),
+      op_pool_(cluster.world_size()),
+      schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull),
+      ready_(deterministic() ? cluster.world_size() : 0) {
+  if (!cluster.trace.empty()) trace_.emplace(cluster.trace_ranks, cluster.world_size());
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int n = cluster.world_size();
   spare_cores_ = n <= cores;
@@ -77,7 +83,7 @@ double World::now_us() const {
 
 void World::write_trace() const {
   std::lock_guard lock(mutex_);
-  if (trace_) trace_->write(cluster_.trace, size());
+  if (trace_) trace_->write(cluster_.trace);
 }
 
 void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call) {
@@ -97,6 +103,7 @@ void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& cal
         if (deterministic()) {
           ranks_[static_cast<std::size_t>(rank)].sleep_until_us =
               virtual_us_ + std::chrono::duration<double, std::micro>(f.delay).count();
+          refresh_ready(rank);
           pass_baton();
           await_baton(lock, rank);
         } else {
@@ -116,6 +123,7 @@ std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> member
   comm->next_seq.assign(members.size(), {});
   comm->members = std::move(members);
   comms_.push_back(comm);
+  for (const int r : comm->members) comms_of_[static_cast<std::size_t>(r)].push_back(comm);
   return comm;
 }
 
@@ -127,6 +135,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
                                            Call&& call) {
   std::unique_lock<std::mutex> lock;
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
+  check_thread(rank);
   if (locked_) {
     lock = lock_fabric();
     apply_faults(lock, rank, call);
@@ -134,8 +143,11 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   }
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)].value++;
   const std::size_t n = comm->members.size();
+  // A rank keeps a spare op for small communicators only: one per rank sized by a large one
+  // would make memory grow as ranks squared.
   std::shared_ptr<Op>& spare = ranks_[static_cast<std::size_t>(rank)].spare;
-  if (!spare || spare->calls.size() != n) spare = op_pool_.take(n);
+  const bool keeps_spare = n <= spare_limit;
+  if (keeps_spare && (!spare || spare->calls.size() != n)) spare = op_pool_.take(n);
   std::shared_ptr<Op> op;
   Arrival arrival;
   {
@@ -150,7 +162,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
       prefetch_for_write(&(*held)->calls[g]);
       __builtin_prefetch(&(*held)->calls[g == 0 ? 1 : 0]);
     } else {
-      auto fresh = std::move(spare);
+      auto fresh = keeps_spare ? std::move(spare) : op_pool_.take(n);
       if (fresh->comm != comm) fresh->comm = comm;  // a recycled op often served this one
       if (trace_) fresh->id = next_op_id_++;        // (only traces use ids; under the lock)
       fresh->seq = seq;
@@ -196,17 +208,18 @@ World::Arrival World::register_arrival(Op& op, std::size_t index, Call&& call) {
                 op.describe(index) + " failed on rank " + std::to_string(op.participants[index]) +
                 ": " + op.calls[index].injected_failure + " (injected fault)"))};
   }
-  for (std::size_t j = 0; j < op.arrived.size(); ++j) {
-    if (j == index || !op.arrived[j]) continue;
-    const auto field = differing_field(op.calls[j], op.calls[index]);
+  if (op.arrived.count() > 1) {  // every earlier arrival already agrees with the first one
+    const auto field = differing_field(op.calls[op.arrived.first()], op.calls[index]);
     if (!field.empty())
       return {Arrival::Kind::fail, std::make_exception_ptr(DesyncError(desync_message(op, field)))};
-    break;  // every earlier arrival already agrees with the first one
   }
   if (op.arrived.count() == op.arrived.size())
     return {Arrival::Kind::all_arrived, {}};
   if (op.waits_out()) return {};
-  if (auto error = unreachable_error(op)) return {Arrival::Kind::fail, std::move(error)};
+  // Only the first arrival looks for participants that have finished: a rank that finishes later
+  // finds this op among its communicators' (World::finish).
+  if (op.arrived.count() == 1)
+    if (auto error = unreachable_error(op)) return {Arrival::Kind::fail, std::move(error)};
   return {};
 }
 
@@ -327,7 +340,8 @@ void World::wake(const Op& op, bool locked) {
     }
     r.blocked.store(false);
     --blocked_;
-    r.cv.notify_one();
+    if (deterministic()) refresh_ready(p);
+    else r.cv.notify_one();
   }
 }
 

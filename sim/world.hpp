@@ -22,9 +22,12 @@
 #include "sim/communicator.hpp"
 #include "sim/op.hpp"
 #include "sim/op_pool.hpp"
+#include "sim/ready_set.hpp"
 #include "sim/trace.hpp"
 
 namespace dist::sim {
+
+class Fibers;
 
 // The shorter of a wait's own limit (Work::wait's timeout, a group's timeout), when it has one,
 // and `timeout`.
@@ -46,6 +49,12 @@ class World {
   const Cluster& cluster() const { return cluster_; }
   const std::shared_ptr<Comm>& world_comm() const { return world_comm_; }
   const std::shared_ptr<Comm>& node_comm(int node) const;
+
+  // Deterministic mode with fiber ranks: a rank waiting for the baton suspends its fiber to the
+  // scheduler (sim/fibers.hpp), which resumes the rank baton() names.
+  void use_fibers(Fibers* fibers) { fibers_ = fibers; }
+  Fibers* fibers() const { return fibers_; }
+  int baton() const;
 
   // Called first on each rank thread (deterministic mode: waits for the baton).
   void enter(int rank);
@@ -108,6 +117,11 @@ class World {
   std::unique_lock<std::mutex> lock_fabric();
   double now_us() const;
   std::shared_ptr<Comm> make_comm(std::string name, std::vector<int> members);
+  // Refuses a call into the fabric from a thread that is not the fiber ranks' (a ScopedRank
+  // helper thread of a fiber run), which could never get the baton.
+  void check_thread(int rank) const;
+  // Deterministic mode: whether `rank` can run now, kept in ready_ after each change of its flags.
+  void refresh_ready(int rank);
   void apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call);
   // `locked`: whether the caller holds the fabric's lock (always in locked_ mode and for p2p;
   // a collective posted in the lock-free mode does not).
@@ -156,6 +170,8 @@ class World {
   std::shared_ptr<Comm> world_comm_;
   std::vector<std::shared_ptr<Comm>> node_comms_;
   std::vector<std::weak_ptr<Comm>> comms_;
+  // Each rank's communicators (the ones whose ops it can affect when it finishes).
+  std::vector<std::vector<std::weak_ptr<Comm>>> comms_of_;
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
   OpPool op_pool_;
   std::optional<Trace> trace_;
@@ -173,6 +189,8 @@ class World {
   // Deterministic mode.
   std::mt19937_64 schedule_rng_;
   int baton_ = -1;          // the rank allowed to run
+  ReadySet ready_;          // started, not finished, blocked nor asleep
+  Fibers* fibers_ = nullptr;
   double virtual_us_ = 0;   // the virtual clock
 };
 

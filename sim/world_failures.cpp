@@ -54,6 +54,7 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
   me.error_text = what;
   me.finished.store(true);  // after its error: arrivals read them without the lock
   ++finished_;
+  refresh_ready(rank);
   // The ops this rank can no longer take part in, judged under their guards (an arrival that
   // comes after this scan sees `finished` instead) and failed after.
   std::vector<std::pair<std::shared_ptr<Op>, std::exception_ptr>> doomed;
@@ -73,7 +74,7 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
       doomed.emplace_back(op, std::move(e));
     }
   };
-  for (const auto& weak : comms_) {
+  for (const auto& weak : comms_of_[static_cast<std::size_t>(rank)]) {
     const auto comm = weak.lock();
     if (!comm) continue;
     {
@@ -100,25 +101,25 @@ void World::check_deadlock() {
     if (r.blocked && r.waits_out) return;
   for (const auto& op : runnable_)
     if (op->next_chunk.load() < op->plan.chunks) return;  // work is still waiting for hands
-  std::vector<std::string> lines;
-  for (int r = 0; r < size(); ++r) lines.push_back(rank_activity(r));
-  const std::string msg = deadlock_message(lines);
+  std::vector<std::string> activities;
+  activities.reserve(static_cast<std::size_t>(size()));
+  for (int r = 0; r < size(); ++r) activities.push_back(rank_activity(r));
+  const std::string msg = deadlock_message(activities);
   std::vector<std::shared_ptr<Op>> stuck;
   for (const auto& r : ranks_)
     if (r.blocked && r.waiting_on) stuck.push_back(r.waiting_on);
   for (const auto& op : stuck) fail(*op, std::make_exception_ptr(DeadlockError(msg)), true);
 }
 
-// Under the fabric's lock.
+// Under the fabric's lock. What the rank does, without its number: "waits in barrier() on ...".
 std::string World::rank_activity(int rank) const {
   const RankState& r = ranks_[static_cast<std::size_t>(rank)];
-  std::string head = "rank " + std::to_string(rank) + ": ";
-  if (r.finished) return head + (r.error ? "failed (" + r.error_text + ")" : "returned");
-  if (!r.waiting_on) return head + "running outside the fabric";
+  if (r.finished) return r.error ? "failed (" + r.error_text + ")" : "returned";
+  if (!r.waiting_on) return "running outside the fabric";
   const Op& op = *r.waiting_on;
   const int i = op.index_of(rank);
   std::lock_guard gate(op.comm->gathering.gate);  // its arrivals may still be coming
-  return head + "waits in " + op.describe(static_cast<std::size_t>(i)) + waiting_detail(op);
+  return "waits in " + op.describe(static_cast<std::size_t>(i)) + waiting_detail(op);
 }
 
 // Under the fabric's lock.

@@ -10,8 +10,9 @@ namespace dist::sim {
 
 std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank,
                                     Call&& call) {
-  auto lock = lock_fabric();
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
+  check_thread(rank);
+  auto lock = lock_fabric();
   apply_faults(lock, rank, call);
   if (trace_) call.start_us = now_us();
   const bool is_send = call.kind == OpKind::send;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "dist/errors.hpp"
+#include "sim/fibers.hpp"
 #include "sim/spin.hpp"
 #include "sim/world.hpp"
 
@@ -192,6 +193,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
       std::rethrow_exception(error);
     }
     me.blocked = true;
+    refresh_ready(rank);
     me.waiting_on = op;
     const auto timeout = within(limit, cluster_.timeout);
     me.deadline_us = virtual_us_ + std::chrono::duration<double, std::micro>(timeout).count();
@@ -203,6 +205,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
     if (me.blocked) {
       me.blocked = false;
       --blocked_;
+      refresh_ready(rank);
     }
     me.waiting_on = nullptr;
     me.wait_limit.reset();
@@ -214,6 +217,7 @@ void World::enter(int rank) {
   std::unique_lock lock(mutex_);
   ranks_[static_cast<std::size_t>(rank)].started = true;
   ++started_;
+  refresh_ready(rank);
   if (!deterministic()) return;
   if (started_ == size() && baton_ < 0) pass_baton();
   await_baton(lock, rank);
@@ -226,8 +230,36 @@ void World::yield(std::unique_lock<std::mutex>& lock, int rank) {
 }
 
 void World::await_baton(std::unique_lock<std::mutex>& lock, int rank) {
+  if (fibers_) {
+    while (baton_ != rank) {  // the scheduler resumes the rank the baton names
+      lock.unlock();
+      fibers_->suspend();
+      lock.lock();
+    }
+    return;
+  }
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   me.cv.wait(lock, [&] { return baton_ == rank; });
+}
+
+int World::baton() const {
+  std::lock_guard lock(mutex_);
+  return baton_;
+}
+
+void World::check_thread(int rank) const {
+  if (!fibers_ || fibers_->on_own_thread()) return;
+  throw InvalidArgument(
+      "rank " + std::to_string(rank) +
+      ": called from a helper thread (ScopedRank) in a deterministic run, whose ranks are fibers "
+      "of one thread: the helper could never be scheduled while its rank blocks the thread. Set "
+      "Cluster::fibers = false to run the ranks as threads");
+}
+
+void World::refresh_ready(int rank) {
+  if (!deterministic()) return;
+  const RankState& s = ranks_[static_cast<std::size_t>(rank)];
+  ready_.set(rank, s.started && !s.finished && !s.blocked && !s.sleep_until_us);
 }
 
 // Chooses the next rank to run from the seeded generator, among the ranks that can run now. When
@@ -236,15 +268,10 @@ void World::await_baton(std::unique_lock<std::mutex>& lock, int rank) {
 void World::pass_baton() {
   virtual_us_ += step_us;
   for (;;) {
-    std::vector<int> ready;
-    for (int r = 0; r < size(); ++r) {
-      const RankState& s = ranks_[static_cast<std::size_t>(r)];
-      if (s.started && !s.finished && !s.blocked && !s.sleep_until_us) ready.push_back(r);
-    }
-    if (!ready.empty()) {
-      std::uniform_int_distribution<std::size_t> pick(0, ready.size() - 1);
-      baton_ = ready[pick(schedule_rng_)];
-      ranks_[static_cast<std::size_t>(baton_)].cv.notify_one();
+    if (!ready_.empty()) {
+      std::uniform_int_distribution<std::size_t> pick(0, ready_.size() - 1);
+      baton_ = ready_.kth(pick(schedule_rng_));
+      if (!fibers_) ranks_[static_cast<std::size_t>(baton_)].cv.notify_one();
       return;
     }
     if (advance_virtual_clock()) continue;
@@ -282,11 +309,14 @@ bool World::advance_virtual_clock() {
   if (next == std::numeric_limits<double>::infinity()) return false;
   virtual_us_ = std::max(virtual_us_, next);
   bool woke_sleeper = false;
-  for (auto& s : ranks_)
+  for (int r = 0; r < size(); ++r) {
+    RankState& s = ranks_[static_cast<std::size_t>(r)];
     if (s.sleep_until_us && *s.sleep_until_us <= virtual_us_) {
       s.sleep_until_us.reset();
+      refresh_ready(r);
       woke_sleeper = true;
     }
+  }
   if (woke_sleeper) return true;  // a woken rank may still arrive before anyone's deadline
   for (int r = 0; r < size(); ++r) {
     const RankState& s = ranks_[static_cast<std::size_t>(r)];

@@ -1,6 +1,8 @@
 // The call description's names, its describe(), the field comparison and the DesyncError text.
 #include "core/calls/call.hpp"
 
+#include "core/group_text.hpp"
+
 namespace dist::core {
 
 std::string_view to_string(CallKind kind) {
@@ -110,8 +112,20 @@ std::string desync_message(const std::string& group, std::uint64_t seq, std::str
                                    std::string(field) + "':"
                              : "collective on " + group + " #" + std::to_string(seq) +
                                    ": ranks disagree on '" + std::string(field) + "':";
-  for (const RankCall& c : calls) msg += "\n  rank " + std::to_string(c.rank) + " called " + c.call;
-  return msg;
+  return msg + call_lines(calls);
+}
+
+std::string call_lines(const std::vector<RankCall>& calls) {
+  constexpr std::size_t one_line_each = 16;
+  std::string out;
+  if (calls.size() <= one_line_each) {
+    for (const RankCall& c : calls)
+      out += "\n  rank " + std::to_string(c.rank) + " called " + c.call;
+    return out;
+  }
+  RanksByText by_call;
+  for (const RankCall& c : calls) by_call.add(c.rank, c.call);
+  return by_call.lines(" called ");
 }
 
 }  // namespace dist::core

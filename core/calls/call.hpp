@@ -91,12 +91,15 @@ DIST_API std::uint32_t hash_list(std::span<const std::uint64_t> values);
 DIST_API std::string group_name(std::span<const int> world_ranks);
 
 // The DesyncError text of collective `seq` on `group`: "collective on world #3: ranks disagree on
-// 'op':" then one line per rank, "  rank 1 called all_reduce(op=max, int32 x 1)". `calls` are
-// the descriptions already written, with their world ranks.
+// 'op':" then call_lines(calls). `calls` are the descriptions already written, with their world
+// ranks.
 struct RankCall {
   int rank = -1;
   std::string call;
 };
+// "\n  rank 1 called all_reduce(op=max, int32 x 1)" for each call; above 16 calls, ranks with the
+// same call share a line, in the order of their first rank: "\n  ranks 0-65534 called ...".
+DIST_API std::string call_lines(const std::vector<RankCall>& calls);
 DIST_API std::string desync_message(const std::string& group, std::uint64_t seq,
                                     std::string_view field, const std::vector<RankCall>& calls);
 

@@ -148,7 +148,7 @@ class CallLayer final : public BackendImpl {
                 [&] { return inner_->all_to_all_v(input, output, input_counts, output_counts); });
   }
   std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
-  std::shared_ptr<BackendImpl> split_groups(const std::vector<std::vector<int>>& lists) override;
+  std::shared_ptr<BackendImpl> split_groups(const Layout& layout) override;
   void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
 
  private:
@@ -254,14 +254,12 @@ std::shared_ptr<BackendImpl> CallLayer::split(const std::vector<int>& ranks) {
   return layer_over(inner_->split(ranks), ranks, std::to_string(index));
 }
 
-std::shared_ptr<BackendImpl> CallLayer::split_groups(const std::vector<std::vector<int>>& lists) {
+std::shared_ptr<BackendImpl> CallLayer::split_groups(const Layout& layout) {
   const int index = ++splits_;
-  auto child = inner_->split_groups(lists);
-  for (std::size_t i = 0; child && i < lists.size(); ++i)
-    if (std::find(lists[i].begin(), lists[i].end(), rank()) != lists[i].end())
-      return layer_over(std::move(child), lists[i],
-                        std::to_string(index) + "-" + std::to_string(i));
-  return nullptr;
+  auto child = inner_->split_groups(layout);
+  if (!child || layout.color < 0) return nullptr;
+  return layer_over(std::move(child), layout.own,
+                    std::to_string(index) + "-" + std::to_string(layout.color));
 }
 
 std::shared_ptr<BackendImpl> CallLayer::layer_over(std::shared_ptr<BackendImpl> child,

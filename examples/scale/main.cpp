@@ -1,6 +1,6 @@
 // Runs all_reduce, barrier and collect_results on a large simulated world (default 1024 ranks)
 // with small rank stacks, and prints the wall time and the peak memory of the process.
-//   usage: scale [ranks] [stack KiB]
+//   usage: scale [ranks] [stack KiB] [concurrent|deterministic]
 #include <sys/resource.h>
 
 #include <chrono>
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   const std::size_t stack_kib = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 128;
   dist::sim::Cluster cluster{.nodes = 1, .ranks_per_node = ranks};
   cluster.stack_size = stack_kib * 1024;
+  if (argc > 3 && std::string(argv[3]) == "deterministic")
+    cluster.schedule = dist::sim::Schedule::deterministic;
   const auto start = std::chrono::steady_clock::now();
   const auto ok = dist::sim::run(cluster, [] {
     const int r = dist::get_rank();

@@ -63,14 +63,26 @@ struct Cluster {
   // When set, every collective and p2p call is written to this file as Chrome-trace JSON (open it
   // in Perfetto or chrome://tracing), also when the run fails.
   std::string trace{};
-  // Stack size of each rank thread in bytes; 0 keeps the system default.
+  // The ranks whose calls the trace keeps (empty: every rank), so the trace of a large world
+  // stays small enough to open in Perfetto; each must be a rank of the world.
+  std::vector<int> trace_ranks{};
+  // Deterministic mode runs every rank as a fiber (Boost.Context) of one OS thread, switched at
+  // communication points, so a world is bounded by memory rather than by the OS's thread limits
+  // (65,536 ranks run on an ordinary machine). false runs them as threads, one at a time, as
+  // concurrent mode does without the schedule: needed only when a rank blocks its thread on
+  // another thread that acts as that rank (a ScopedRank helper it joins).
+  bool fibers = true;
+  // Stack size of each rank in bytes. 0: 256 KiB for a fiber (with a guard page below it while
+  // vm.max_map_count allows, else a canary checked at every switch), the system default for a
+  // thread. Only the pages a rank touches take memory.
   std::size_t stack_size = 0;
   // Whether an isend's buffer is checksummed at the call and at its wait, so a buffer changed
   // before wait() returns is an InvalidArgument naming the call (costs two reads of the buffer).
   bool check_send_buffers = true;
 
-  // The largest world run() accepts (one thread per rank); a larger one, or a shape whose
-  // product overflows int, is InvalidArgument before anything is allocated.
+  // The largest world run() accepts; a larger one, or a shape whose product overflows int, is
+  // InvalidArgument before anything is allocated. (Threads, in concurrent mode, stop earlier at
+  // the OS's limits: pid_max, vm.max_map_count, memory.)
   static constexpr int max_world_size = 1 << 16;
 
   int world_size() const {

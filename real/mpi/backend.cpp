@@ -263,18 +263,22 @@ Work MpiBackend::barrier() {
 }
 
 std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ranks) {
-  return split_by_color({ranks}, "new_group");
+  const auto it = std::find(ranks.begin(), ranks.end(), rank());
+  const bool member = it != ranks.end();
+  return split_by_color(member ? 0 : -1, member ? static_cast<int>(it - ranks.begin()) : 0, ranks,
+                        false, "new_group");
 }
 
-std::shared_ptr<core::BackendImpl> MpiBackend::split_groups(
-    const std::vector<std::vector<int>>& lists) {
-  return split_by_color(lists, "new_subgroups");
+// color = the index of this rank's list, key = its position there.
+std::shared_ptr<core::BackendImpl> MpiBackend::split_groups(const core::Layout& layout) {
+  return split_by_color(layout.color, std::max(layout.position, 0), layout.own, layout.count > 1,
+                        "new_subgroups");
 }
 
-// One MPI_Comm_split: color = the index of this rank's list (MPI_UNDEFINED: in none), key = its
-// position there.
-std::shared_ptr<core::BackendImpl> MpiBackend::split_by_color(
-    const std::vector<std::vector<int>>& lists, const char* what) {
+// One MPI_Comm_split (MPI_UNDEFINED for color -1).
+std::shared_ptr<core::BackendImpl> MpiBackend::split_by_color(int color, int key,
+                                                              const std::vector<int>& own,
+                                                              bool several, const char* what) {
   const int index = ++splits_;
   const std::string operation = std::string(what) + " #" + std::to_string(index);
   comm_->check_usable(operation);
@@ -287,28 +291,21 @@ std::shared_ptr<core::BackendImpl> MpiBackend::split_by_color(
   }
   std::vector<std::byte> none;
   await(request, Clock::now() + comm_->spec().timeout, operation, none);
-  int color = MPI_UNDEFINED;
-  int position = 0;
-  for (std::size_t i = 0; i < lists.size(); ++i) {
-    const auto it = std::find(lists[i].begin(), lists[i].end(), rank());
-    if (it == lists[i].end()) continue;
-    color = static_cast<int>(i);
-    position = static_cast<int>(it - lists[i].begin());
-  }
+  if (color < 0) color = MPI_UNDEFINED;
   MPI_Comm child = MPI_COMM_NULL;
   {
     auto lock = mpi_lock();
-    check_mpi(MPI_Comm_split(comm_->handle(), color, position, &child), comm_->where(operation));
+    check_mpi(MPI_Comm_split(comm_->handle(), color, key, &child), comm_->where(operation));
   }
   if (color == MPI_UNDEFINED) return nullptr;
   MpiGroupSpec spec;
   spec.comm = child;
   spec.store = comm_->spec().store;
   spec.prefix = comm_->spec().prefix + "/group" + std::to_string(index) +
-                (lists.size() > 1 ? "-" + std::to_string(color) : "");
-  for (const int r : lists[static_cast<std::size_t>(color)])
+                (several ? "-" + std::to_string(color) : "");
+  for (const int r : own)
     spec.global_ranks.push_back(comm_->spec().global_ranks[static_cast<std::size_t>(r)]);
-  spec.rank = position;
+  spec.rank = key;
   spec.timeout = comm_->spec().timeout;
   return std::make_shared<MpiBackend>(std::move(spec));
 }

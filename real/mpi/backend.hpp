@@ -30,8 +30,7 @@ class MpiBackend final : public core::BackendImpl {
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   bool receives_from_any_source() const override { return true; }
-  std::shared_ptr<core::BackendImpl> split_groups(
-      const std::vector<std::vector<int>>& lists) override;
+  std::shared_ptr<core::BackendImpl> split_groups(const core::Layout& layout) override;
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
@@ -55,9 +54,11 @@ class MpiBackend final : public core::BackendImpl {
   void await(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
              std::vector<std::byte>& scratch);
   Work p2p(core::Buf data, int peer, int tag, bool is_send);
-  // split and split_groups: `what` names the call in errors.
-  std::shared_ptr<core::BackendImpl> split_by_color(const std::vector<std::vector<int>>& lists,
-                                                    const char* what);
+  // split and split_groups: one MPI_Comm_split by `color` (-1: in no group) and `key`; `own` is
+  // this rank's list, the color is named in the store prefix when `several` groups are made;
+  // `what` names the call in errors.
+  std::shared_ptr<core::BackendImpl> split_by_color(int color, int key, const std::vector<int>& own,
+                                                    bool several, const char* what);
 
   std::shared_ptr<MpiComm> comm_;
   int splits_ = 0;

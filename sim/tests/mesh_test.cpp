@@ -68,6 +68,17 @@ TEST(NewSubgroups, ALayoutIsOneCollectiveAndRanksThatDisagreeOnItAreADesync) {
   EXPECT_THAT(e.what(), HasSubstr("rank 3 called new_subgroups(ranks={3})"));
 }
 
+// Each dimension's fingerprint describes its lines, not the lists: ranks that lay the mesh out
+// differently disagree at its first dimension.
+TEST(DeviceMesh, RanksThatDisagreeOnTheShapeAreADesync) {
+  const auto e = failure_of(world(4), [] {
+    dist::init_device_mesh(dist::get_rank() == 3 ? std::vector<int>{4, 1} : std::vector<int>{2, 2});
+  });
+  EXPECT_EQ(e.code(), dist::ErrorCode::desync) << e.what();
+  EXPECT_THAT(e.what(), HasSubstr("ranks disagree on 'groups'"));
+  EXPECT_THAT(e.what(), HasSubstr("rank 3 called new_subgroups(ranks={0,1,2,3})"));
+}
+
 // A mesh of three dimensions is three collectives on each rank (its trace's slices), however
 // many groups each dimension has; the groups are the mesh's.
 TEST(DeviceMesh, EachDimensionIsMadeByOneCollective) {
@@ -114,6 +125,37 @@ TEST(DeviceMesh, RowMajorGroupsAlongEachDimension) {
   });
   // Rank 5 = {0, 2, 1}: dim0 {5, 11}, dim1 {1, 3, 5}, dim2 {4, 5}.
   EXPECT_EQ(three[5], (std::vector<int>{16, 9, 9}));
+}
+
+// A mesh over 4,096 ranks: each rank computes only its own line per dimension (no rank lists
+// every group), so this takes about a second. Coordinates, group sizes and an all_reduce of the
+// rank along each dimension are checked against the row-major layout computed here.
+TEST(DeviceMesh, ALargeWorldsMeshIsMadeFromEachRanksOwnLines) {
+  const std::vector<int> shape{64, 8, 8}, stride{64, 8, 1};
+  const dist::sim::Cluster c{
+      .nodes = 512, .ranks_per_node = 8, .schedule = dist::sim::Schedule::deterministic};
+  const auto got = dist::sim::run(c, [&] {
+    const auto mesh = dist::init_device_mesh(shape, {"data", "pipeline", "tensor"});
+    std::vector<int> row = mesh.coordinate();
+    for (int d = 0; d < 3; ++d) {
+      row.push_back(dist::get_world_size(mesh.get_group(d)));
+      row.push_back(rank_sum(mesh.get_group(d)));
+    }
+    return row;
+  });
+  ASSERT_EQ(got.size(), 4096U);
+  int wrong = 0;
+  for (int r = 0; r < 4096; ++r) {
+    std::vector<int> want;
+    for (int d = 0; d < 3; ++d) want.push_back(r / stride[d] % shape[d]);
+    for (int d = 0; d < 3; ++d) {
+      const int base = r - want[d] * stride[d];  // the line: base + i * stride, i < shape
+      want.push_back(shape[d]);
+      want.push_back(shape[d] * base + stride[d] * shape[d] * (shape[d] - 1) / 2);
+    }
+    if (got[static_cast<std::size_t>(r)] != want) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0) << "ranks whose coordinate, group sizes or sums differ (of 4096)";
 }
 
 TEST(DeviceMesh, BadShapesAndNamesAreInvalidArguments) {

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "core/calls/diagnosis.hpp"
 #include "core/calls/flight_recorder.hpp"
 #include "dist/errors.hpp"
@@ -61,6 +65,45 @@ TEST(CallDesc, DesyncMessageListsEveryRanksCall) {
       "  rank 1 called all_reduce(op=max, int32 x 1)");
   EXPECT_EQ(desync_message(group_name(std::vector<int>{0, 2}), 0, "count", {}),
             "send/recv on group {0, 2}: the two sides disagree on 'count':");
+}
+
+// 0..n-1 calling `call`, except the last rank, which calls `last`.
+std::vector<RankCall> all_but_last_agree(int n, const std::string& call, const std::string& last) {
+  std::vector<RankCall> calls;
+  for (int r = 0; r < n; ++r) calls.push_back({r, r == n - 1 ? last : call});
+  return calls;
+}
+
+TEST(CallDesc, DesyncMessageOfSixteenRanksListsEachRank) {
+  const std::string msg =
+      desync_message("world", 1, "kind", all_but_last_agree(16, "barrier()", "all_reduce()"));
+  EXPECT_NE(msg.find("\n  rank 0 called barrier()\n  rank 1 called barrier()\n"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("\n  rank 15 called all_reduce()"), std::string::npos) << msg;
+  EXPECT_EQ(std::count(msg.begin(), msg.end(), '\n'), 16);
+}
+
+TEST(CallDesc, DesyncMessageOfManyRanksGroupsTheSameCall) {
+  EXPECT_EQ(desync_message("world", 2, "kind",
+                           all_but_last_agree(17, "barrier()", "all_reduce(op=sum, int32 x 1)")),
+            "collective on world #2: ranks disagree on 'kind':\n"
+            "  ranks 0-15 called barrier()\n"
+            "  rank 16 called all_reduce(op=sum, int32 x 1)");
+  EXPECT_EQ(desync_message("world", 3, "kind",
+                           all_but_last_agree(65536, "all_reduce(op=sum, float32 x 1)",
+                                              "broadcast(src=0, float32 x 1)")),
+            "collective on world #3: ranks disagree on 'kind':\n"
+            "  ranks 0-65534 called all_reduce(op=sum, float32 x 1)\n"
+            "  rank 65535 called broadcast(src=0, float32 x 1)");
+  // The groups come in the order of their first rank; a rank's own call keeps its line.
+  std::vector<RankCall> calls = all_but_last_agree(40, "barrier()", "barrier()");
+  calls[3].call = "all_reduce()";
+  calls[17].call = "broadcast()";
+  calls[30].call = "all_reduce()";
+  EXPECT_EQ(call_lines(calls),
+            "\n  ranks 0-39 except 3, 17, 30 called barrier()"
+            "\n  ranks 3, 30 called all_reduce()"
+            "\n  rank 17 called broadcast()");
 }
 
 TEST(FlightRecorder, KeepsTheLastCallsInARing) {

@@ -1,0 +1,54 @@
+// A layout of groups as one rank sees it (new_subgroups, a device mesh's dimension): the split
+// by color and key BackendImpl::split_groups makes, built by rule in O(the rank's own group), and
+// the front end's groups made from it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "dist/api.hpp"
+#include "dist/export.hpp"
+
+namespace dist::core {
+
+// Disjoint lists of a backend's ranks, the same on every rank, seen by one of them. Ranks that
+// disagree on `hash` disagree on the layout (a DesyncError on 'groups').
+struct Layout {
+  std::uint32_t hash = 0;  // the layout's fingerprint, equal on every rank for the same layout
+  std::size_t count = 0;   // the number of lists
+  int color = -1;          // the index of this rank's list (-1: it is in none)
+  int position = -1;       // this rank's index in its list (the split's key; -1: in none)
+  std::vector<int> own;    // this rank's list (empty: in none)
+  // List i (0 <= i < count), made on demand: for a backend that needs every list (the default
+  // split_groups); the others use only `own` and `color`.
+  std::function<std::vector<int>(std::size_t)> list;
+};
+
+// A hash of explicit lists (new_subgroups_by_enumeration's fingerprint).
+DIST_API std::uint32_t layout_hash(const std::vector<std::vector<int>>& lists);
+
+// The lists of `length` ranks `stride` apart over ranks 0..world-1 (world a multiple of
+// length × stride), ordered by their first rank: a row-major mesh's lines along a dimension.
+DIST_API Layout strided_layout(int world, int length, int stride, int rank);
+// Dimension `dim` of a row-major mesh of `shape` (its product the world): each rank's line holds
+// the ranks that differ from it in coordinate `dim` only.
+DIST_API Layout mesh_layout(std::span<const int> shape, std::size_t dim, int rank);
+// `lists` as given, which must outlive the layout.
+DIST_API Layout listed_layout(const std::vector<std::vector<int>>& lists, int rank);
+
+// The calling rank's group of `layout` (lists of world ranks), made by one split of the world
+// (BackendImpl::split_groups); where the rank is in no list, a Group of list 0 it is not a member
+// of. `function` names the caller in NotInitialized.
+DIST_API Group make_layout_group(const Layout& layout, const char* function);
+// All the layout's groups, in order: `mine` (make_layout_group's) at its color (at 0 when the
+// rank is in no list), and the others as groups the caller is not a member of, which need no
+// backend and no communication. O(every list's ranks) on the calling rank.
+DIST_API std::vector<Group> layout_groups(const Layout& layout, const Group& mine);
+// new_group's checks (non-empty, in range, no repeat) on each of `lists`, after
+// make_layout_group's NotInitialized.
+DIST_API void check_layout_lists(const std::vector<std::vector<int>>& lists, const char* function);
+
+}  // namespace dist::core

@@ -1,0 +1,53 @@
+// The stacks of fiber ranks: carved from large mappings (a pool, reused as fibers end), each with a
+// guard region below it while the process's map limit allows one per stack, else a canary at its
+// bottom checked whenever the rank switches out, so an overflow is reported instead of silently
+// corrupting the neighbouring rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dist::sim {
+
+class FiberStacks {
+ public:
+  // The default stack of a fiber rank (Cluster::stack_size = 0).
+  static constexpr std::size_t default_size = 256 * 1024;
+
+  // Stacks of `size` bytes (rounded up to pages) for up to `ranks` fibers alive at once.
+  FiberStacks(std::size_t ranks, std::size_t size);
+  ~FiberStacks();
+  FiberStacks(const FiberStacks&) = delete;
+  FiberStacks& operator=(const FiberStacks&) = delete;
+
+  struct Stack {
+    std::byte* bottom = nullptr;  // lowest usable address
+    std::size_t size = 0;         // usable bytes
+    std::byte* top() const { return bottom + size; }
+  };
+  // A stack from the pool; throws std::bad_alloc when no memory can be mapped.
+  Stack take();
+  void give_back(Stack stack);
+
+  bool guarded() const { return guarded_; }
+  std::size_t stack_size() const { return size_; }
+  // Whether `stack`'s canary is intact (always, with guard regions).
+  bool intact(const Stack& stack) const;
+  // How the stacks are protected (guard regions, or why there are none), for the overflow message.
+  std::string protection() const;
+
+ private:
+  void map_slab();
+
+  std::size_t size_;
+  std::size_t page_;
+  bool guarded_;
+  std::size_t per_slab_;
+  std::vector<std::pair<std::byte*, std::size_t>> slabs_;  // mappings, for munmap
+  std::vector<Stack> free_;
+};
+
+}  // namespace dist::sim

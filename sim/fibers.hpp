@@ -1,0 +1,59 @@
+// Ranks as fibers (deterministic mode): each rank's body runs on a Boost.Context fiber of the
+// calling thread. The thread's own context is the scheduler: it resumes the rank the baton names,
+// and a rank that waits suspends back to it. The sanitizers' fiber annotations and the C++
+// runtime's per-thread exception state follow each switch.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/fiber_stacks.hpp"
+
+namespace dist::sim {
+
+class Fibers {
+ public:
+  struct Hooks {
+    std::function<void(int)> body;   // rank r's whole life (never throws)
+    std::function<int()> next;       // the rank to resume next, -1 when none
+    std::function<void(int)> enter;  // on the scheduler, before rank r is resumed
+    // Rank r could not be started (its stack could not be mapped): `why`.
+    std::function<void(int, const std::string&)> unstarted;
+  };
+
+  Fibers(int ranks, std::size_t stack_size);
+  ~Fibers();
+  Fibers(const Fibers&) = delete;
+  Fibers& operator=(const Fibers&) = delete;
+
+  // Starts every rank in rank order (each runs until it first suspends), then resumes next()
+  // until it says -1; ranks still suspended then are resumed with suspend() throwing, so each
+  // unwinds and ends.
+  void run(const Hooks& hooks);
+  // On the running rank's fiber: back to the scheduler until resumed. Throws RankFailure when
+  // the scheduler is ending the run.
+  void suspend();
+  // Whether the caller runs on the scheduler's thread (a rank's fiber or the scheduler itself).
+  bool on_own_thread() const { return std::this_thread::get_id() == thread_; }
+  const FiberStacks& stacks() const { return stacks_; }
+
+ private:
+  struct Slot;
+  struct Scheduler;  // the scheduler's side of every switch
+  void start(int rank, const Hooks& hooks);
+  void resume(int rank);
+  void check_stack(int rank) const;
+
+  FiberStacks stacks_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::thread::id thread_;
+  int running_ = -1;
+  bool stopping_ = false;
+};
+
+}  // namespace dist::sim
