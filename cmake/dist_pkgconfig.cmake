@@ -6,7 +6,7 @@ string(REGEX REPLACE "/$" "" DIST_PC_TO_PREFIX "${DIST_PC_TO_PREFIX}")
 
 set(DIST_PC_CORE_PRIVATE "")
 set(DIST_PC_REAL_PRIVATE "")
-set(DIST_PC_SIM_PRIVATE "")
+set(DIST_PC_SIM_LIBS "")
 set(DIST_PC_BACKENDS "")
 if(DEFINED DIST_BACKEND_TARGETS)
   set(backend_targets ${DIST_BACKEND_TARGETS})
@@ -24,7 +24,9 @@ list(JOIN DIST_PC_BACKENDS ", " DIST_PC_BACKENDS)
 
 if(NOT BUILD_SHARED_LIBS)
   set(DIST_PC_CORE_PRIVATE "-pthread")
-  set(DIST_PC_SIM_PRIVATE "-lboost_context")  # the fibers of deterministic runs
+  # The fibers of deterministic runs: a static dist_sim needs Boost.Context at every link (in
+  # Libs, as a consumer of dist-sim links the archive whether or not it asks for --static).
+  set(DIST_PC_SIM_LIBS "-lboost_context")
   set(real_private "")
   foreach(t IN LISTS backend_targets)
     list(APPEND real_private "-l${t}")
