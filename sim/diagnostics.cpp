@@ -41,7 +41,9 @@ std::string unreachable_message(const Op& op, const std::vector<int>& gone,
       break;
     }
   std::string msg = what + " can never complete:";
-  for (int r : gone) msg += "\n  " + how_finished(r);
+  core::RanksByText by_how;  // "ranks 0-9 returned without calling it"
+  for (int r : gone) by_how.add(r, how_finished(r));
+  msg += by_how.lines(" ");
   msg += "\n  posted:" + core::call_lines(arrived_calls(op));
   return msg;
 }

@@ -18,7 +18,8 @@ namespace dist::sim {
 std::string rank_list(const std::vector<int>& ranks);
 // Ranks disagree on `field` of op.
 std::string desync_message(const Op& op, std::string_view field);
-// op can never complete because the ranks in `gone` have finished; how_finished(r) says how.
+// op can never complete because the ranks in `gone` have finished; how_finished(r) says how
+// ("returned without calling it"), and ranks finished alike share a line.
 std::string unreachable_message(const Op& op, const std::vector<int>& gone,
                                 const std::function<std::string(int)>& how_finished);
 // Participant i (global rank) returned while its own call in op was still unmatched.

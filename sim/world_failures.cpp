@@ -35,9 +35,8 @@ std::exception_ptr World::unreachable_error(const Op& op) const {
   if (gone.empty()) return nullptr;
   const std::string msg = unreachable_message(op, gone, [&](int rank) {
     const RankState& r = ranks_[static_cast<std::size_t>(rank)];
-    return "rank " + std::to_string(rank) +
-           (r.error ? " failed before calling it: " + r.error_text
-                    : std::string(" returned without calling it"));
+    return r.error ? "failed before calling it: " + r.error_text
+                   : std::string("returned without calling it");
   });
   if (failed_rank >= 0) return std::make_exception_ptr(RankFailure(msg, failed_rank));
   return std::make_exception_ptr(DeadlockError(msg));

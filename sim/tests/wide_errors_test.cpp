@@ -141,3 +141,21 @@ TEST(WideErrors, ADesyncOfSixtyFourRanksGroupsTheirCalls) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(WideErrors, RanksThatReturnedWithoutCallingShareOneLine) {
+  // Ranks 0-31 stall (virtual time) until ranks 32-63 have all returned, then call all_reduce.
+  auto c = wide_world();
+  for (int r = 0; r < kWide / 2; ++r)
+    c.faults.push_back(dist::sim::Fault::stall(r, 1, std::chrono::hours(1)));
+  const auto e = sim_test::failure_of(c, [] {
+    std::vector<float> v(1, 1.0f);
+    if (dist::get_rank() < kWide / 2) dist::all_reduce(v);
+  });
+  const std::string text = e.what();
+  EXPECT_THAT(text, HasSubstr("\n      ranks 32-63 returned without calling it\n"));
+  EXPECT_LT(wide_line_count(text), 10u) << text;
+}
+
+}  // namespace
