@@ -185,13 +185,6 @@ Context& layout_context(const char* function) {
   return *ctx;
 }
 
-// Registers `fresh` (groups of `ctx`) for destroy_dist at once: make_group_state's one at a time
-// would scan the context's list once per group.
-void register_groups(Context& ctx, const std::vector<std::shared_ptr<detail::GroupState>>& fresh) {
-  std::lock_guard lock(ctx.groups_mutex);
-  std::erase_if(ctx.groups, [](const auto& g) { return g.expired(); });
-  ctx.groups.insert(ctx.groups.end(), fresh.begin(), fresh.end());
-}
 }  // namespace
 
 void check_layout_lists(const std::vector<std::vector<int>>& lists, const char* function) {
@@ -207,28 +200,6 @@ Group make_layout_group(const Layout& layout, const char* function) {
         make_group_state(ctx, layout.count ? layout.list(0) : std::vector<int>{}, nullptr));
   return Group(make_group_state(ctx, std::make_shared<const std::vector<int>>(layout.own),
                                 layout.position, std::move(mine)));
-}
-
-std::vector<Group> layout_groups(const Layout& layout, const Group& mine) {
-  Context& ctx = layout_context("new_subgroups");
-  const std::size_t at = layout.color < 0 ? 0 : static_cast<std::size_t>(layout.color);
-  std::vector<Group> groups;
-  std::vector<std::shared_ptr<detail::GroupState>> fresh;
-  groups.reserve(layout.count);
-  fresh.reserve(layout.count);
-  for (std::size_t i = 0; i < layout.count; ++i) {
-    if (i == at) {
-      groups.push_back(mine);
-      continue;
-    }
-    auto state = std::make_shared<detail::GroupState>();
-    state->ranks = std::make_shared<const std::vector<int>>(layout.list(i));
-    state->owner = &ctx;  // rank -1, no backend: the caller is not a member
-    fresh.push_back(state);
-    groups.emplace_back(std::move(state));
-  }
-  register_groups(ctx, fresh);
-  return groups;
 }
 
 }  // namespace dist::core

@@ -11,6 +11,7 @@
 
 #include "dist/api.hpp"
 #include "dist/export.hpp"
+#include "dist/mesh.hpp"
 
 namespace dist::core {
 
@@ -44,9 +45,10 @@ DIST_API Layout listed_layout(const std::vector<std::vector<int>>& lists, int ra
 // of. `function` names the caller in NotInitialized.
 DIST_API Group make_layout_group(const Layout& layout, const char* function);
 // All the layout's groups, in order: `mine` (make_layout_group's) at its color (at 0 when the
-// rank is in no list), and the others as groups the caller is not a member of, which need no
-// backend and no communication. O(every list's ranks) on the calling rank.
-DIST_API std::vector<Group> layout_groups(const Layout& layout, const Group& mine);
+// rank is in no list), and the others made when asked for as groups the caller is not a member
+// of (no backend, no communication). O(1) on the calling rank; `layout.list` must own what it
+// reads.
+DIST_API Subgroups layout_subgroups(const Layout& layout, const Group& mine);
 // new_group's checks (non-empty, in range, no repeat) on each of `lists`, after
 // make_layout_group's NotInitialized.
 DIST_API void check_layout_lists(const std::vector<std::vector<int>>& lists, const char* function);

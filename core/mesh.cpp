@@ -14,9 +14,9 @@ namespace dist {
 
 namespace {
 // The caller's group of `layout` (the first one when no list holds it) and all of them.
-std::pair<Group, std::vector<Group>> make_groups(const core::Layout& layout) {
+std::pair<Group, Subgroups> make_groups(const core::Layout& layout) {
   Group mine = core::make_layout_group(layout, "new_subgroups");
-  auto all = core::layout_groups(layout, mine);
+  auto all = core::layout_subgroups(layout, mine);
   return {std::move(mine), std::move(all)};
 }
 
@@ -27,7 +27,7 @@ std::string shape_text(const std::vector<int>& shape) {
 }
 }  // namespace
 
-std::pair<Group, std::vector<Group>> new_subgroups(int group_size) {
+std::pair<Group, Subgroups> new_subgroups(int group_size) {
   const int world = get_world_size();
   if (group_size == 0) group_size = is_distributed() ? get_local_size() : 1;
   if (group_size < 0 || world % group_size != 0)
@@ -36,7 +36,7 @@ std::pair<Group, std::vector<Group>> new_subgroups(int group_size) {
   return make_groups(core::strided_layout(world, group_size, 1, get_rank()));
 }
 
-std::pair<Group, std::vector<Group>> new_subgroups_by_enumeration(
+std::pair<Group, Subgroups> new_subgroups_by_enumeration(
     const std::vector<std::vector<int>>& ranks_per_subgroup) {
   if (ranks_per_subgroup.empty())
     throw InvalidArgument("new_subgroups_by_enumeration: argument 'ranks_per_subgroup' is empty");
@@ -47,7 +47,11 @@ std::pair<Group, std::vector<Group>> new_subgroups_by_enumeration(
         throw InvalidArgument("new_subgroups_by_enumeration: rank " + std::to_string(r) +
                               " is in more than one subgroup");
   core::check_layout_lists(ranks_per_subgroup, "new_subgroups");
-  return make_groups(core::listed_layout(ranks_per_subgroup, get_rank()));
+  // The Subgroups returned outlive the caller's lists: their groups read a copy.
+  const auto lists = std::make_shared<const std::vector<std::vector<int>>>(ranks_per_subgroup);
+  auto layout = core::listed_layout(*lists, get_rank());
+  layout.list = [lists](std::size_t i) { return (*lists)[i]; };
+  return make_groups(layout);
 }
 
 DeviceMesh::DeviceMesh(std::vector<int> shape, std::vector<std::string> dim_names,

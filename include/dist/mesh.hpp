@@ -3,6 +3,9 @@
 // gives each rank the group of the ranks that differ from it in that coordinate only.
 #pragma once
 
+#include <cstddef>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,13 +15,64 @@
 
 namespace dist {
 
+namespace detail {
+struct SubgroupsState;  // core/subgroups.cpp
+}
+
+// Every group of a layout, as new_subgroups returns them: the caller's own group, and the others
+// (groups it is not a member of: their ranks, no backend) made when asked for, from the layout's
+// rule. A rank holds O(1) of them whatever the world (8,192 subgroups of a 65,536-rank world cost
+// no rank a list of 8,192 groups); to_vector() makes them all.
+class DIST_API Subgroups {
+ public:
+  class iterator {
+   public:
+    using value_type = Group;
+    using difference_type = std::ptrdiff_t;
+    using iterator_category = std::input_iterator_tag;
+    iterator() = default;
+    iterator(const Subgroups* list, std::size_t i) : list_(list), i_(i) {}
+    Group operator*() const { return (*list_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator before = *this;
+      ++i_;
+      return before;
+    }
+    bool operator==(const iterator& other) const { return i_ == other.i_; }
+
+   private:
+    const Subgroups* list_ = nullptr;
+    std::size_t i_ = 0;
+  };
+
+  Subgroups() = default;
+  explicit Subgroups(std::shared_ptr<const detail::SubgroupsState> state);
+
+  std::size_t size() const;
+  bool empty() const { return size() == 0; }
+  // Group i of the layout (i < size(); InvalidArgument otherwise).
+  Group operator[](std::size_t i) const;
+  Group at(std::size_t i) const { return (*this)[i]; }
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size()}; }
+  std::vector<Group> to_vector() const;
+  operator std::vector<Group>() const { return to_vector(); }  // NOLINT: a list of groups, as before
+
+ private:
+  std::shared_ptr<const detail::SubgroupsState> state_;
+};
+
 // Splits the world into groups of `group_size` consecutive ranks (0: the local size, so one group
 // per node). Returns the caller's group and all of them, in order. Every rank calls it.
 // InvalidArgument when group_size does not divide the world size, or is negative.
-DIST_API std::pair<Group, std::vector<Group>> new_subgroups(int group_size = 0);
+DIST_API std::pair<Group, Subgroups> new_subgroups(int group_size = 0);
 // The groups listed (each a list of global ranks; a rank in at most one). Returns the caller's
 // group (a Group it is not a member of, the first one, when no list holds it) and all of them.
-DIST_API std::pair<Group, std::vector<Group>> new_subgroups_by_enumeration(
+DIST_API std::pair<Group, Subgroups> new_subgroups_by_enumeration(
     const std::vector<std::vector<int>>& ranks_per_subgroup);
 
 // A mesh of the world's ranks in row-major order: with shape {2, 4}, rank 6 has coordinate

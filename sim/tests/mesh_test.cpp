@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -56,6 +57,42 @@ TEST(NewSubgroups, ByEnumerationReturnsTheCallersAndAll) {
   EXPECT_EQ(got, (std::vector<int>{4, 3, 3, -1, 4}));
   const auto e = failure_of(world(3), [] { dist::new_subgroups_by_enumeration({{0, 1}, {1, 2}}); });
   EXPECT_THAT(e.outcomes()[0].message, HasSubstr("rank 1 is in more than one subgroup"));
+}
+
+// On a large world every rank gets the list of all subgroups without holding one: each group is
+// made when asked for, with the right ranks, and only the caller's has a backend.
+TEST(NewSubgroups, TheListOfAllIsMadeOnDemandOnALargeWorld) {
+  dist::sim::Cluster big = cluster(512, 8);
+  big.schedule = dist::sim::Schedule::deterministic;
+  const auto wrong = dist::sim::run(big, [] {
+    const auto [mine, all] = dist::new_subgroups(8);
+    const int me = dist::get_rank();
+    int bad = all.size() != 512u;
+    for (const std::size_t i : {std::size_t{0}, std::size_t(me / 8), std::size_t{511}}) {
+      const auto ranks = all[i].ranks();
+      bad += ranks.size() != 8u || ranks.front() != static_cast<int>(i) * 8;
+      bad += all[i].is_member() != (static_cast<int>(i) == me / 8);
+    }
+    int members = 0;
+    for (const dist::Group& g : all) members += g.is_member();
+    bad += members != 1;
+    bad += static_cast<std::vector<dist::Group>>(all).size() != 512u;
+    std::vector<int> v{1};
+    try {
+      dist::all_reduce(v, dist::ReduceOp::sum, all[(me / 8 + 1) % 512]);
+      ++bad;  // not a member: refused
+    } catch (const dist::InvalidArgument&) {
+    }
+    try {
+      (void)all[512];
+      ++bad;
+    } catch (const dist::InvalidArgument& e) {
+      bad += std::string(e.what()).find("out of range for a layout of 512") == std::string::npos;
+    }
+    dist::all_reduce(v, dist::ReduceOp::sum, mine);
+    return bad + (v[0] != 8);
+  });
+  EXPECT_EQ(std::count(wrong.begin(), wrong.end(), 0), 4096) << "ranks with a wrong answer";
 }
 
 // A layout is one collective (a split by color and key): ranks that disagree on it are a
