@@ -9,53 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "bench/batch_size.hpp"
 #include "bench/mpi_timing.hpp"
+#include "bench/proc_results.hpp"
 
 namespace {
 
-struct Result {
-  std::string name;
-  double seconds_per_call = 0;
-  long long calls = 0;
-  double bytes = 0;
-};
-
-// Batches of about 2 ms until `min_time` seconds are measured (the same rule on every rank).
-template <class Op> Result measure(const std::string& name, Op op, double min_time, double bytes) {
-  const auto slowest = [&](int reps) { return dist::bench::slowest_rank_seconds(op, reps); };
-  slowest(1);  // warm-up
-  const int reps = dist::bench::batch_size(slowest, 2e-3);
-  double total = 0;
-  long long calls = 0;
-  int batches = 0;
-  while (total < min_time || batches < 3) {
-    total += slowest(reps);
-    calls += reps;
-    ++batches;
-  }
-  return {name, total / static_cast<double>(calls), calls, bytes};
-}
-
-void write_json(FILE* f, const std::vector<Result>& results, int n, const char* profile) {
-  std::fprintf(f, "{\n  \"context\": {\"executable\": \"dist_mpi_bench\", \"num_cpus\": 0, "
-                  "\"mpi_ranks\": %d, \"dist_profile\": \"%s\"},\n  \"benchmarks\": [\n", n, profile);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const Result& r = results[i];
-    const double us = r.seconds_per_call * 1e6;
-    std::fprintf(f,
-                 "    {\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"iteration\", "
-                 "\"repetitions\": 1, \"repetition_index\": 0, \"threads\": 1, \"iterations\": %lld, "
-                 "\"real_time\": %.6f, \"cpu_time\": %.6f, \"time_unit\": \"us\", \"ranks\": %d",
-                 r.name.c_str(), r.name.c_str(), r.calls, us, us, n);
-    if (r.bytes > 0) {
-      const double algbw = r.bytes / r.seconds_per_call / 1e9;
-      std::fprintf(f, ", \"bytes\": %.0f, \"algbw\": %.6f, \"busbw\": %.6f", r.bytes, algbw,
-                   algbw * 2.0 * (n - 1) / n);
-    }
-    std::fprintf(f, "}%s\n", i + 1 < results.size() ? "," : "");
-  }
-  std::fprintf(f, "  ]\n}\n");
+template <class Op>
+dist::bench::ProcResult measure(const std::string& name, Op op, double min_time, double bytes,
+                                int n) {
+  return dist::bench::measure_batches(
+      name, [&](int reps) { return dist::bench::slowest_rank_seconds(op, reps); }, min_time, bytes,
+      dist::bench::all_reduce_factor(n));
 }
 
 }  // namespace
@@ -77,15 +41,19 @@ int main(int argc, char** argv) {
                                       64 << 20, 256 << 20}
            : std::vector<std::size_t>{8, 1 << 20, 64 << 20};
   const std::string tail = "/mpi/ranks:" + std::to_string(n);
-  std::vector<Result> results;
-  results.push_back(measure("barrier" + tail, [] { MPI_Barrier(MPI_COMM_WORLD); }, min_time, 0));
+  std::vector<dist::bench::ProcResult> results;
+  results.push_back(measure(
+      "barrier" + tail, [] { MPI_Barrier(MPI_COMM_WORLD); }, min_time, 0, n));
   for (std::size_t bytes : sizes) {
     const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
     std::vector<float> data(count, static_cast<float>(rank + 1));
-    results.push_back(measure("all_reduce" + tail + "/bytes:" + std::to_string(bytes), [&] {
+    results.push_back(measure(
+        "all_reduce" + tail + "/bytes:" + std::to_string(bytes),
+        [&] {
       MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
                     MPI_COMM_WORLD);
-    }, min_time, static_cast<double>(count * sizeof(float))));
+        },
+        min_time, static_cast<double>(count * sizeof(float)), n));
   }
   if (rank == 0) {
     FILE* f = out.empty() ? stdout : std::fopen(out.c_str(), "w");
@@ -93,7 +61,7 @@ int main(int argc, char** argv) {
       std::perror(out.c_str());
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    write_json(f, results, n, profile.c_str());
+    dist::bench::write_results(f, results, "dist_mpi_bench", n, profile);
     if (f != stdout) std::fclose(f);
   }
   MPI_Finalize();

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""The torch.distributed baseline (gloo, one process per rank, as MMEngine runs it): all_gather_object
-of 10,000 small records and all_reduce of float32 tensors, timed like dist_bench (slowest rank,
-batches of calls) and written as Google Benchmark JSON. Needs python3-torch; exits 3 without it."""
+"""The torch.distributed baseline (gloo, one process per rank, as MMEngine runs it): barrier,
+all_reduce of float32 tensors and all_gather_object of 10,000 small records, the workloads of
+dist_proc_bench, timed like it (slowest rank, batches of calls) and written as Google Benchmark
+JSON. Needs python3-torch; exits 3 without it."""
 import argparse
 import json
 import os
@@ -46,16 +47,15 @@ def worker(rank, n, port, args, queue):
     import torch.distributed as dist
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=n)
-    results = []
+    results = [measure(dist, torch, f"barrier/torch_gloo/ranks:{n}", dist.barrier, args.min_time)]
     records = [(rank * 10000 + i, i * 0.5, "img_%d" % (i % 1000)) for i in range(10000)]
     out = [None] * n
     results.append(measure(dist, torch, f"all_gather_object/torch_gloo/ranks:{n}/records:10000",
                            lambda: dist.all_gather_object(out, records), args.min_time))
-    if n in (2, 4):
-        for nbytes in args.sizes:
-            data = torch.full((max(1, nbytes // 4),), float(rank + 1), dtype=torch.float32)
-            results.append(measure(dist, torch, f"all_reduce/torch_gloo/ranks:{n}/bytes:{nbytes}",
-                                   lambda: dist.all_reduce(data), args.min_time, data.numel() * 4))
+    for nbytes in args.sizes:
+        data = torch.full((max(1, nbytes // 4),), float(rank + 1), dtype=torch.float32)
+        results.append(measure(dist, torch, f"all_reduce/torch_gloo/ranks:{n}/bytes:{nbytes}",
+                               lambda: dist.all_reduce(data), args.min_time, data.numel() * 4))
     if rank == 0:
         queue.put(results)
     dist.destroy_process_group()
