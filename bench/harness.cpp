@@ -10,6 +10,7 @@
 
 #include "bench/batch_size.hpp"
 #include "bench/register.hpp"
+#include "dist/bus_bandwidth.hpp"
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
 #include "real/registry.hpp"
@@ -263,12 +264,7 @@ void close_worlds() { live_world.reset(); }
 
 void set_running_benchmark(const std::string& name) { running_benchmark = name; }
 
-double bus_factor(const std::string& op, int n) {
-  const double r = static_cast<double>(n);
-  if (op == "all_reduce") return 2.0 * (r - 1) / r;
-  if (op == "broadcast" || op == "reduce") return 1.0;
-  return (r - 1) / r;  // all_gather, reduce_scatter, gather, scatter, all_to_all (nccl-tests)
-}
+double bus_factor(const std::string& op, int n) { return busbw_factor(op, n); }
 
 namespace {
 constexpr double batch_target_s = 2e-3;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/batch_size.hpp"
+#include "dist/bus_bandwidth.hpp"
 
 namespace dist::bench {
 
@@ -41,7 +42,7 @@ ProcResult measure_batches(const std::string& name, Slowest&& slowest, double mi
 void write_results(std::FILE* f, const std::vector<ProcResult>& results, const char* executable,
                    int ranks, const std::string& profile);
 
-// all_reduce's busbw factor at `n` ranks, 2(n-1)/n (nccl-tests).
-inline double all_reduce_factor(int n) { return 2.0 * (n - 1) / n; }
+// all_reduce's busbw factor at `n` ranks (nccl-tests).
+inline double all_reduce_factor(int n) { return busbw_factor(Pattern::all_reduce, n); }
 
 }  // namespace dist::bench

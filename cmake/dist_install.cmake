@@ -1,6 +1,6 @@
 # Installation: headers, the dist::dist, dist::sim and dist::real libraries (with the static
-# backend libraries dist::real links), the distrun launcher, and a CMake package so another
-# project can `find_package(dist)` and link dist::dist / dist::sim / dist::real.
+# backend libraries dist::real links), dist::benchmark, the distrun launcher, and a CMake package
+# so another project can `find_package(dist)` and link dist::dist / dist::sim / dist::real.
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/dist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -13,7 +13,17 @@ if(BUILD_SHARED_LIBS)
 else()
   set(dist_installed_backends ${DIST_BACKEND_TARGETS})
 endif()
-install(TARGETS dist_core dist_sim dist_real ${dist_installed_backends} EXPORT distTargets
+# dist::benchmark (<dist/benchmark.hpp>'s interface target) when Google Benchmark was found; the
+# package's config then finds Google Benchmark too.
+if(TARGET dist_benchmark)
+  set(dist_installed_benchmark dist_benchmark)
+  set(DIST_WITH_BENCHMARK ON)
+else()
+  set(dist_installed_benchmark "")
+  set(DIST_WITH_BENCHMARK OFF)
+endif()
+install(TARGETS dist_core dist_sim dist_real ${dist_installed_backends} ${dist_installed_benchmark}
+        EXPORT distTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT distTargets NAMESPACE dist:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dist)
