@@ -60,11 +60,12 @@ Layout mesh_layout(std::span<const int> shape, std::size_t dim, int rank) {
   return strided_layout(world, shape[dim], stride, rank);
 }
 
-Layout listed_layout(const std::vector<std::vector<int>>& lists, int rank) {
+Layout listed_layout(std::shared_ptr<const std::vector<std::vector<int>>> shared, int rank) {
+  const auto& lists = *shared;
   Layout layout;
   layout.hash = layout_hash(lists);
   layout.count = lists.size();
-  layout.list = [&lists](std::size_t i) { return lists[i]; };
+  layout.list = [shared](std::size_t i) { return (*shared)[i]; };
   for (std::size_t i = 0; i < lists.size(); ++i) {
     const auto it = std::find(lists[i].begin(), lists[i].end(), rank);
     if (it == lists[i].end()) continue;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -37,8 +38,8 @@ DIST_API Layout strided_layout(int world, int length, int stride, int rank);
 // Dimension `dim` of a row-major mesh of `shape` (its product the world): each rank's line holds
 // the ranks that differ from it in coordinate `dim` only.
 DIST_API Layout mesh_layout(std::span<const int> shape, std::size_t dim, int rank);
-// `lists` as given, which must outlive the layout.
-DIST_API Layout listed_layout(const std::vector<std::vector<int>>& lists, int rank);
+// `lists` as given; the layout shares them (its `list` reads them after the caller's are gone).
+DIST_API Layout listed_layout(std::shared_ptr<const std::vector<std::vector<int>>> lists, int rank);
 
 // The calling rank's group of `layout` (lists of world ranks), made by one split of the world
 // (BackendImpl::split_groups); where the rank is in no list, a Group of list 0 it is not a member

@@ -48,10 +48,8 @@ std::pair<Group, Subgroups> new_subgroups_by_enumeration(
                               " is in more than one subgroup");
   core::check_layout_lists(ranks_per_subgroup, "new_subgroups");
   // The Subgroups returned outlive the caller's lists: their groups read a copy.
-  const auto lists = std::make_shared<const std::vector<std::vector<int>>>(ranks_per_subgroup);
-  auto layout = core::listed_layout(*lists, get_rank());
-  layout.list = [lists](std::size_t i) { return (*lists)[i]; };
-  return make_groups(layout);
+  return make_groups(core::listed_layout(
+      std::make_shared<const std::vector<std::vector<int>>>(ranks_per_subgroup), get_rank()));
 }
 
 DeviceMesh::DeviceMesh(std::vector<int> shape, std::vector<std::string> dim_names,

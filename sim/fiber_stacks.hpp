@@ -16,6 +16,8 @@ class FiberStacks {
  public:
   // The default stack of a fiber rank (Cluster::stack_size = 0).
   static constexpr std::size_t default_size = 256 * 1024;
+  // The stack a fiber rank gets for Cluster::stack_size = `asked` (0: the default).
+  static constexpr std::size_t size_for(std::size_t asked) { return asked ? asked : default_size; }
 
   // Stacks of `size` bytes (rounded up to pages) for up to `ranks` fibers alive at once.
   FiberStacks(std::size_t ranks, std::size_t size);

@@ -89,13 +89,11 @@ void tsan_destroy([[maybe_unused]] void* fiber) {
 }  // namespace
 
 struct Fibers::Slot {
-  ctx::fiber fiber;
+  ctx::fiber fiber;  // empty before the rank starts and once it has ended
   FiberStacks::Stack stack;
   EhState eh;
   void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
   void* tsan = nullptr;
-  bool started = false;
-  bool done = false;
 };
 
 struct Fibers::Scheduler {
@@ -108,20 +106,19 @@ struct Fibers::Scheduler {
 };
 
 Fibers::Fibers(int ranks, std::size_t stack_size)
-    : stacks_(static_cast<std::size_t>(ranks), stack_size ? stack_size : FiberStacks::default_size),
+    : stacks_(static_cast<std::size_t>(ranks), FiberStacks::size_for(stack_size)),
       scheduler_(std::make_unique<Scheduler>()),
       thread_(std::this_thread::get_id()) {
-  slots_.reserve(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) slots_.push_back(std::make_unique<Slot>());
+  slots_.resize(static_cast<std::size_t>(ranks));
   scheduler_->tsan = tsan_current();
 }
 
 Fibers::~Fibers() {
-  for (auto& slot : slots_) tsan_destroy(slot->tsan);
+  for (auto& slot : slots_) tsan_destroy(slot.tsan);
 }
 
 void Fibers::start(int rank, const Hooks& hooks) {
-  Slot& slot = *slots_[static_cast<std::size_t>(rank)];
+  Slot& slot = slots_[static_cast<std::size_t>(rank)];
   slot.stack = stacks_.take();
   slot.tsan = tsan_create();
   Scheduler& s = *scheduler_;
@@ -134,11 +131,10 @@ void Fibers::start(int rank, const Hooks& hooks) {
     tsan_switch(s.tsan);
     return std::move(s.main);
   });
-  slot.started = true;
 }
 
 void Fibers::resume(int rank) {
-  Slot& slot = *slots_[static_cast<std::size_t>(rank)];
+  Slot& slot = slots_[static_cast<std::size_t>(rank)];
   Scheduler& s = *scheduler_;
   running_ = rank;
   s.eh = eh_globals();
@@ -152,7 +148,6 @@ void Fibers::resume(int rank) {
   running_ = -1;
   check_stack(rank);
   if (!slot.fiber) {
-    slot.done = true;
     stacks_.give_back(slot.stack);
     tsan_destroy(slot.tsan);
     slot.tsan = nullptr;
@@ -161,7 +156,7 @@ void Fibers::resume(int rank) {
 
 void Fibers::suspend() {
   if (running_ < 0) return;  // on the scheduler: nothing to suspend
-  Slot& slot = *slots_[static_cast<std::size_t>(running_)];
+  Slot& slot = slots_[static_cast<std::size_t>(running_)];
   const int rank = running_;
   Scheduler& s = *scheduler_;
   asan_start(&slot.fake_stack, s.bottom, s.size);
@@ -178,7 +173,7 @@ void Fibers::suspend() {
 // A rank that ran past the bottom of its stack has written over another rank's: nothing of the
 // run can be trusted, so the process stops here with the cure.
 void Fibers::check_stack(int rank) const {
-  const Slot& slot = *slots_[static_cast<std::size_t>(rank)];
+  const Slot& slot = slots_[static_cast<std::size_t>(rank)];
   if (stacks_.intact(slot.stack)) return;
   std::fprintf(stderr,
                "dist::sim::run: rank %d overflowed its fiber stack of %zu KiB (%s); raise "
@@ -202,15 +197,15 @@ void Fibers::run(const Hooks& hooks) {
     hooks.enter(r);
     resume(r);
   }
-  for (int r = hooks.next(); r >= 0 && !slots_[static_cast<std::size_t>(r)]->done;
+  for (int r = hooks.next(); r >= 0 && slots_[static_cast<std::size_t>(r)].fiber;
        r = hooks.next()) {
     hooks.enter(r);
     resume(r);
   }
   stopping_ = true;  // not expected: the baton passes until every rank has ended
   for (int r = 0; r < n; ++r) {
-    Slot& slot = *slots_[static_cast<std::size_t>(r)];
-    while (slot.started && !slot.done) {
+    Slot& slot = slots_[static_cast<std::size_t>(r)];
+    while (slot.fiber) {
       hooks.enter(r);
       resume(r);
     }

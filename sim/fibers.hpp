@@ -11,9 +11,15 @@
 #include <thread>
 #include <vector>
 
+#include "dist/sim.hpp"
 #include "sim/fiber_stacks.hpp"
 
 namespace dist::sim {
+
+// Whether `cluster`'s ranks run as fibers: deterministic mode, unless Cluster::fibers is false.
+inline bool runs_as_fibers(const Cluster& cluster) {
+  return cluster.schedule == Schedule::deterministic && cluster.fibers;
+}
 
 class Fibers {
  public:
@@ -49,7 +55,7 @@ class Fibers {
   void check_stack(int rank) const;
 
   FiberStacks stacks_;
-  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot> slots_;  // by rank
   std::unique_ptr<Scheduler> scheduler_;
   std::thread::id thread_;
   int running_ = -1;

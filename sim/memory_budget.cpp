@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/fiber_stacks.hpp"
+#include "sim/fibers.hpp"
 
 namespace dist::sim {
 
@@ -22,9 +22,10 @@ constexpr std::size_t state_bytes = 4 * 1024;
 constexpr std::size_t fiber_touched = 8 * 1024;
 constexpr std::size_t thread_touched = 24 * 1024;
 
-bool fibers(const Cluster& c) { return c.schedule == Schedule::deterministic && c.fibers; }
-
-std::size_t thread_stack(const Cluster& c) {
+// A rank's stack as mapped: a fiber's (FiberStacks), or a thread's (the system default when
+// Cluster::stack_size is 0).
+std::size_t rank_stack(const Cluster& c) {
+  if (runs_as_fibers(c)) return FiberStacks::size_for(c.stack_size);
   if (c.stack_size) return c.stack_size;
   pthread_attr_t attr;
   std::size_t size = 8 << 20;
@@ -50,10 +51,7 @@ std::size_t available_memory() {
 std::optional<std::size_t> address_headroom() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
-  std::ifstream in("/proc/self/statm");
-  std::size_t pages = 0;
-  in >> pages;
-  const std::size_t used = pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t used = address_space_in_use();
   return limit.rlim_cur > used ? limit.rlim_cur - used : 0;
 }
 
@@ -65,14 +63,19 @@ std::size_t peak_resident() {
 
 std::string need_text(const Cluster& c, const MemoryNeed& need) {
   const auto n = static_cast<std::size_t>(c.world_size());
-  return std::to_string(n) + " ranks as " + (fibers(c) ? "fibers" : "threads") + " need at least " +
-         bytes_text(need.resident) + " of memory (" + bytes_text(need.resident / n) +
-         " a rank) and " + bytes_text(need.address) + " of address space (stacks of " +
-         bytes_text(fibers(c) ? (c.stack_size ? c.stack_size : FiberStacks::default_size)
-                              : thread_stack(c)) +
-         ")";
+  return std::to_string(n) + " ranks as " + (runs_as_fibers(c) ? "fibers" : "threads") +
+         " need at least " + bytes_text(need.resident) + " of memory (" +
+         bytes_text(need.resident / n) + " a rank) and " + bytes_text(need.address) +
+         " of address space (stacks of " + bytes_text(rank_stack(c)) + ")";
 }
 }  // namespace
+
+std::size_t address_space_in_use() {
+  std::ifstream in("/proc/self/statm");
+  std::size_t pages = 0;
+  in >> pages;
+  return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
 
 std::string bytes_text(std::size_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -91,14 +94,9 @@ std::string bytes_text(std::size_t bytes) {
 MemoryNeed memory_need(const Cluster& c) {
   const auto n = static_cast<std::size_t>(c.world_size());
   MemoryNeed need;
-  if (fibers(c)) {
-    const std::size_t stack = c.stack_size ? c.stack_size : FiberStacks::default_size;
-    need.resident = n * (state_bytes + fiber_touched);
-    need.address = n * stack;  // guard regions only where the map limit allows (not counted)
-  } else {
-    need.resident = n * (state_bytes + thread_touched);
-    need.address = n * thread_stack(c);
-  }
+  // Fibers' guard regions exist only where the map limit allows: not counted.
+  need.address = n * rank_stack(c);
+  need.resident = n * (state_bytes + (runs_as_fibers(c) ? fiber_touched : thread_touched));
   return need;
 }
 

@@ -25,6 +25,9 @@ std::optional<std::string> refuse_memory(const Cluster& cluster);
 // needs at least, what the process held at its peak.
 std::string out_of_memory_note(const Cluster& cluster);
 
+// The address space this process has mapped (what RLIMIT_AS counts), in bytes.
+std::size_t address_space_in_use();
+
 // "1.5 GiB", "640 MiB", "12 KiB".
 std::string bytes_text(std::size_t bytes);
 

@@ -305,7 +305,7 @@ void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& bo
   }
   World& world = *built;
   const LiveRun live(contexts);  // from here on, an unbound thread's dist:: calls are refused
-  if (cluster.schedule == Schedule::deterministic && cluster.fibers) run_fibers(world, tasks);
+  if (runs_as_fibers(cluster)) run_fibers(world, tasks);
   else run_threads(world, tasks);
   world.write_trace();
   std::vector<Outcome> outcomes;

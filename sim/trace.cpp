@@ -33,8 +33,6 @@ std::string outcome_of(const std::exception_ptr& error) {
 Trace::Trace(const std::vector<int>& ranks, int world_size)
     : traced_(static_cast<std::size_t>(std::max(world_size, 0)), ranks.empty()) {
   for (const int r : ranks) traced_[static_cast<std::size_t>(r)] = true;
-  for (int r = 0; r < world_size; ++r)
-    if (traced_[static_cast<std::size_t>(r)]) tracks_.push_back(r);
 }
 
 void Trace::record_one(const Op& op, std::size_t i, double end_us, const std::string& outcome) {
@@ -63,7 +61,10 @@ void Trace::record_op(const Op& op, double end_us, const std::string& outcome) {
 }
 
 void Trace::write(const std::string& path) const {
-  const std::string text = core::chrome_trace_json("dist::sim", tracks_, records_);
+  std::vector<int> tracks;  // the ranks traced, in rank order
+  for (std::size_t r = 0; r < traced_.size(); ++r)
+    if (traced_[r]) tracks.push_back(static_cast<int>(r));
+  const std::string text = core::chrome_trace_json("dist::sim", tracks, records_);
   std::ofstream out(path);
   out << text;
   if (!out) throw Error(ErrorCode::backend, "sim: cannot write the trace to '" + path + "'");

@@ -29,7 +29,6 @@ class Trace {
 
  private:
   std::vector<TraceRecord> records_;
-  std::vector<int> tracks_;   // the ranks traced, in rank order
   std::vector<bool> traced_;  // by rank
 };
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <vector>
@@ -62,12 +63,16 @@ TEST(Layout, ConsecutiveBlocksAndListedLayouts) {
   const Lists blocks = {{0, 1, 2}, {3, 4, 5}};
   EXPECT_EQ(wrong_ranks(blocks, 6, [](int r) { return dist::core::strided_layout(6, 3, 1, r); }),
             0);
-  EXPECT_EQ(wrong_ranks(blocks, 6, [&](int r) { return dist::core::listed_layout(blocks, r); }), 0);
+  const auto shared_blocks = std::make_shared<const Lists>(blocks);
+  EXPECT_EQ(
+      wrong_ranks(blocks, 6, [&](int r) { return dist::core::listed_layout(shared_blocks, r); }),
+      0);
   const Lists some = {{4, 0}, {1, 2}};
-  const auto outside = dist::core::listed_layout(some, 3);
+  const auto shared_some = std::make_shared<const Lists>(some);
+  const auto outside = dist::core::listed_layout(shared_some, 3);
   EXPECT_EQ(outside.color, -1);
   EXPECT_TRUE(outside.own.empty());
-  EXPECT_EQ(dist::core::listed_layout(some, 0).position, 1);
+  EXPECT_EQ(dist::core::listed_layout(shared_some, 0).position, 1);
   EXPECT_EQ(outside.hash, dist::core::layout_hash(some));
 }
 

@@ -8,25 +8,18 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"
+#include "sim/memory_budget.hpp"
 
 namespace {
 
 using dist::sim::Cluster;
 using ::testing::HasSubstr;
-
-std::size_t address_space_in_use() {
-  std::ifstream in("/proc/self/statm");
-  std::size_t pages = 0;
-  in >> pages;
-  return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
 
 // Runs `body` in a child whose address space may grow by `extra` bytes; returns what it wrote
 // (the RunError's message, or what went wrong instead).
@@ -36,7 +29,7 @@ std::string in_child_with_headroom(std::size_t extra, const std::function<std::s
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    const rlim_t limit = address_space_in_use() + extra;
+    const rlim_t limit = dist::sim::address_space_in_use() + extra;
     const rlimit lowered{limit, limit};
     std::string out = setrlimit(RLIMIT_AS, &lowered) == 0 ? body() : "setrlimit failed";
     if (write(fds[1], out.data(), out.size()) < 0) _exit(2);
