@@ -31,10 +31,6 @@ void copy_elements(void* dst, const void* src, std::size_t count, DType dtype) {
   if (count > 0) std::memcpy(dst, src, count * dtype_size(dtype));
 }
 
-// Internal tags: negative, so they never match a user's (validated non-negative) tag.
-constexpr int all_to_all_tag = -1;
-constexpr int all_to_all_v_tag = -2;
-
 }  // namespace
 
 Work BackendImpl::reduce(Buf data, ReduceOp op, int root) {

@@ -19,6 +19,11 @@ namespace dist::core {
 
 using Buf = detail::BufferRef;
 
+// The tags of the send/recv pieces of the composed all_to_all forms: negative, so they never
+// match a user's (validated non-negative) tag.
+inline constexpr int all_to_all_tag = -1;
+inline constexpr int all_to_all_v_tag = -2;
+
 class DIST_API BackendImpl {
  public:
   virtual ~BackendImpl() = default;

@@ -123,6 +123,8 @@ struct Op {
   alignas(64) Plan plan;
   std::atomic<std::size_t> next_chunk{0};
   std::atomic<std::size_t> done_chunks{0};
+  // The network model's start (its last arrival) and end of the op, in predicted microseconds.
+  double model_start_us = 0, model_end_us = 0;
   std::shared_ptr<Comm> new_comm;  // the result of a split
   std::vector<std::shared_ptr<Comm>> new_comms;  // split_groups': each participant's (or null)
 

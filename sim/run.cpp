@@ -12,6 +12,7 @@
 
 #include "core/context.hpp"
 #include "dist/errors.hpp"
+#include "dist/predict.hpp"
 #include "dist/sim.hpp"
 #include "sim/diagnostics.hpp"
 #include "sim/fibers.hpp"
@@ -52,6 +53,7 @@ std::string to_string(const Cluster& c) {
   if (!c.trace_ranks.empty()) out += ", .trace_ranks = {" + rank_list(c.trace_ranks) + "}";
   if (!c.fibers) out += ", .fibers = false";
   if (c.stack_size) out += ", .stack_size = " + std::to_string(c.stack_size);
+  if (c.network) out += ", .network = " + c.network->name;
   return out + "}";
 }
 
@@ -91,6 +93,13 @@ void check_cluster(const Cluster& c) {
                             ", not a rank of the world of " + std::to_string(ranks));
   for (std::size_t i = 0; i < c.faults.size(); ++i)
     check_fault(c.faults[i], i, static_cast<int>(ranks));
+  if (c.network) {
+    if (c.schedule != Schedule::deterministic)
+      throw InvalidArgument(
+          "sim::run: Cluster.network predicts in the deterministic schedule only (its clocks are "
+          "virtual); set .schedule = dist::sim::Schedule::deterministic");
+    check_network(*c.network);
+  }
 }
 }  // namespace detail
 
@@ -274,9 +283,11 @@ ErrorCode run_error_code(const std::vector<Outcome>& outcomes) {
 
 std::mt19937_64& rank_rng() { return core::random_engine(); }
 
-namespace detail {
-
-void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body) {
+namespace {
+// Runs body on every rank; fills `prediction` (when given) from the network model, also when a
+// rank failed.
+void run_world(const Cluster& cluster, const std::function<void(int)>& body,
+               Prediction* prediction) {
   detail::check_cluster(cluster);
   if (const auto why = refuse_memory(cluster))
     throw RunError(ErrorCode::backend,
@@ -308,6 +319,7 @@ void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& bo
   if (runs_as_fibers(cluster)) run_fibers(world, tasks);
   else run_threads(world, tasks);
   world.write_trace();
+  if (prediction && world.predictor()) *prediction = world.predictor()->report();
   std::vector<Outcome> outcomes;
   bool all_ok = true;
   for (auto& t : tasks) {
@@ -315,6 +327,23 @@ void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& bo
     outcomes.push_back(std::move(t.outcome));
   }
   if (!all_ok) throw_run_error(cluster, std::move(outcomes));
+}
+}  // namespace
+
+namespace detail {
+
+void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body) {
+  run_world(cluster, body, nullptr);
+}
+
+void run_predicting(const Cluster& cluster, const std::function<void(int)>& body,
+                    Prediction& prediction) {
+  if (!cluster.network)
+    throw InvalidArgument(
+        "dist::sim::run with a Prediction: the cluster has no network (set Cluster::network or "
+        "start from a preset such as dist::sim::dgx_h100(nodes))");
+  prediction = {};
+  run_world(cluster, body, &prediction);
 }
 
 }  // namespace detail

@@ -34,6 +34,8 @@ class SimBackend final : public core::BackendImpl {
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
+  World& world() const { return world_; }
+
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;
   Work scatter(core::Buf input, core::Buf output, int root) override;

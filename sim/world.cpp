@@ -46,6 +46,7 @@ World::World(const Cluster& cluster)
       schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull),
       ready_(deterministic() ? cluster.world_size() : 0) {
   if (!cluster.trace.empty()) trace_.emplace(cluster.trace_ranks, cluster.world_size());
+  if (cluster_.network) predictor_ = std::make_unique<model::Predictor>(cluster_);
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int n = cluster.world_size();
   spare_cores_ = n <= cores;
@@ -81,6 +82,23 @@ double World::now_us() const {
       .count();
 }
 
+double World::call_time(int rank) const {
+  return predictor_ ? predictor_->clock(rank) : now_us();
+}
+
+double World::end_time(const Op& op) const {
+  if (!predictor_) return now_us();
+  double end = op.model_end_us;
+  for (std::size_t i = 0; i < op.calls.size(); ++i)
+    if (op.arrived[i]) end = std::max(end, op.calls[i].start_us);
+  return end;
+}
+
+World::InFabric World::in_fabric(int rank) {
+  if (predictor_) predictor_->pause(rank);
+  return {predictor_.get(), rank};
+}
+
 void World::write_trace() const {
   std::lock_guard lock(mutex_);
   if (trace_) trace_->write(cluster_.trace);
@@ -101,6 +119,9 @@ void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& cal
         break;
       case Fault::Kind::delay:
         if (deterministic()) {
+          if (predictor_)
+            predictor_->add_compute(rank,
+                                    std::chrono::duration<double, std::micro>(f.delay).count());
           ranks_[static_cast<std::size_t>(rank)].sleep_until_us =
               virtual_us_ + std::chrono::duration<double, std::micro>(f.delay).count();
           refresh_ready(rank);
@@ -136,10 +157,11 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   std::unique_lock<std::mutex> lock;
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   check_thread(rank);
+  const auto inside = in_fabric(rank);
   if (locked_) {
     lock = lock_fabric();
     apply_faults(lock, rank, call);
-    if (trace_) call.start_us = now_us();
+    if (trace_ || predictor_) call.start_us = call_time(rank);
   }
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)].value++;
   const std::size_t n = comm->members.size();
@@ -229,7 +251,7 @@ void World::settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arr
     case Arrival::Kind::waiting:
       return;
     case Arrival::Kind::joined_failed:
-      if (trace_) trace_->record_one(*op, index, now_us(), outcome_of(op->error));
+      if (trace_) trace_->record_one(*op, index, end_time(*op), outcome_of(op->error));
       return;
     case Arrival::Kind::fail:
       fail(*op, std::move(arrival.error), locked);
@@ -247,6 +269,7 @@ void World::settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arr
 }
 
 void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
+  if (predictor_) predictor_->on_all_arrived(*op);
   const Call& first = op->calls.front();
   if (first.kind == OpKind::split) {
     std::vector<int> members;
@@ -315,13 +338,13 @@ void World::fail(Op& op, std::exception_ptr error, bool locked) {
   if (!close_op(op, Op::State::failing)) return;
   op.error = std::move(error);
   op.state.store(Op::State::failed);
-  if (trace_) trace_->record_op(op, now_us(), outcome_of(op.error));
+  if (trace_) trace_->record_op(op, end_time(op), outcome_of(op.error));
   wake(op, locked);
 }
 
 void World::complete(Op& op, bool locked) {
   if (!close_op(op, Op::State::done)) return;  // failed meanwhile
-  if (trace_) trace_->record_op(op, now_us(), "ok");
+  if (trace_) trace_->record_op(op, end_time(op), "ok");
   wake(op, locked);
 }
 

@@ -20,6 +20,7 @@
 
 #include "dist/sim.hpp"
 #include "sim/communicator.hpp"
+#include "sim/model/predictor.hpp"
 #include "sim/op.hpp"
 #include "sim/op_pool.hpp"
 #include "sim/ready_set.hpp"
@@ -77,6 +78,8 @@ class World {
   void finish(int rank, std::exception_ptr error, const std::string& what);
   // Writes the trace if the cluster asked for one.
   void write_trace() const;
+  // The network model of a predicting run (Cluster::network), or null.
+  model::Predictor* predictor() const { return predictor_.get(); }
 
  private:
   // Aligned to a cache line: ranks update their own state (calls, cpu) while others read theirs.
@@ -116,6 +119,20 @@ class World {
   // every rank has a core.
   std::unique_lock<std::mutex> lock_fabric();
   double now_us() const;
+  // When `rank` makes a call: its predicted clock in a predicting run, else now_us().
+  double call_time(int rank) const;
+  // When `op` ended (or failed): its modeled end in a predicting run, else now_us().
+  double end_time(const Op& op) const;
+  // A predicting run's rank stops its compute clock while inside the fabric (from the guard's
+  // making until its end).
+  struct InFabric {
+    model::Predictor* predictor;
+    int rank;
+    ~InFabric() {
+      if (predictor) predictor->resume(rank);
+    }
+  };
+  InFabric in_fabric(int rank);
   std::shared_ptr<Comm> make_comm(std::string name, std::vector<int> members);
   // Refuses a call into the fabric from a thread that is not the fiber ranks' (a ScopedRank
   // helper thread of a fiber run), which could never get the baton.
@@ -192,6 +209,7 @@ class World {
   ReadySet ready_;          // started, not finished, blocked nor asleep
   Fibers* fibers_ = nullptr;
   double virtual_us_ = 0;   // the virtual clock
+  std::unique_ptr<model::Predictor> predictor_;  // Cluster::network's model
 };
 
 }  // namespace dist::sim

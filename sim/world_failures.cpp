@@ -43,6 +43,7 @@ std::exception_ptr World::unreachable_error(const Op& op) const {
 }
 
 void World::finish(int rank, std::exception_ptr error, const std::string& what) {
+  if (predictor_) predictor_->pause(rank);  // its last stretch of compute
   std::lock_guard lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   if (!me.started) {  // a rank whose thread never started

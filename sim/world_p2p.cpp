@@ -12,9 +12,10 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
                                     Call&& call) {
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   check_thread(rank);
+  const auto inside = in_fabric(rank);
   auto lock = lock_fabric();
   apply_faults(lock, rank, call);
-  if (trace_) call.start_us = now_us();
+  if (trace_ || predictor_) call.start_us = call_time(rank);
   const bool is_send = call.kind == OpKind::send;
   std::shared_ptr<Op> op = is_send ? match_send(*comm, group_rank, call.root, call.tag)
                                    : match_recv(*comm, group_rank, call.root, call.tag);

@@ -51,6 +51,8 @@ std::shared_ptr<Op> World::next_runnable() {
 }
 
 bool World::test(int rank, const std::shared_ptr<Op>& op) {
+  const auto inside = in_fabric(rank);
+  const double entered = predictor_ ? predictor_->clock(rank) : 0;
   auto s = op->state.load(std::memory_order_acquire);
   if (s == Op::State::ready) {
     execute_chunk(*op);
@@ -63,6 +65,7 @@ bool World::test(int rank, const std::shared_ptr<Op>& op) {
     s = op->state.load(std::memory_order_acquire);
   }
   if (s == Op::State::failed) std::rethrow_exception(op->error);
+  if (s == Op::State::done && predictor_) predictor_->on_waited(rank, *op, entered);
   return s == Op::State::done;
 }
 
@@ -182,11 +185,16 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op,
 
 void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
                                std::optional<std::chrono::milliseconds> limit, bool waits_out) {
+  const auto inside = in_fabric(rank);
+  const double entered = predictor_ ? predictor_->clock(rank) : 0;
   std::unique_lock lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);
-    if (s == Op::State::done) return;
+    if (s == Op::State::done) {
+      if (predictor_) predictor_->on_waited(rank, *op, entered);
+      return;
+    }
     if (s == Op::State::failed) {
       const auto error = op->error;
       lock.unlock();
@@ -221,6 +229,7 @@ void World::enter(int rank) {
   if (!deterministic()) return;
   if (started_ == size() && baton_ < 0) pass_baton();
   await_baton(lock, rank);
+  if (predictor_) predictor_->resume(rank);
 }
 
 void World::yield(std::unique_lock<std::mutex>& lock, int rank) {
@@ -259,7 +268,9 @@ void World::check_thread(int rank) const {
 void World::refresh_ready(int rank) {
   if (!deterministic()) return;
   const RankState& s = ranks_[static_cast<std::size_t>(rank)];
-  ready_.set(rank, s.started && !s.finished && !s.blocked && !s.sleep_until_us);
+  const bool ready = s.started && !s.finished && !s.blocked && !s.sleep_until_us;
+  ready_.set(rank, ready);
+  if (predictor_) predictor_->set_ready(rank, ready);
 }
 
 // Chooses the next rank to run from the seeded generator, among the ranks that can run now. When
@@ -268,6 +279,12 @@ void World::refresh_ready(int rank) {
 void World::pass_baton() {
   virtual_us_ += step_us;
   for (;;) {
+    if (predictor_ && predictor_->any_ready()) {
+      // Predicting: the rank with the earliest clock, so the model sees calls in time order.
+      baton_ = predictor_->earliest_ready();
+      if (!fibers_) ranks_[static_cast<std::size_t>(baton_)].cv.notify_one();
+      return;
+    }
     if (!ready_.empty()) {
       std::uniform_int_distribution<std::size_t> pick(0, ready_.size() - 1);
       baton_ = ready_.kth(pick(schedule_rng_));

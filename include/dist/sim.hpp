@@ -15,6 +15,7 @@
 
 #include "dist/errors.hpp"
 #include "dist/export.hpp"
+#include "dist/network.hpp"
 
 namespace dist::sim {
 
@@ -79,6 +80,10 @@ struct Cluster {
   // Whether an isend's buffer is checksummed at the call and at its wait, so a buffer changed
   // before wait() returns is an InvalidArgument naming the call (costs two reads of the buffer).
   bool check_send_buffers = true;
+  // When set, the run predicts its time on this network (deterministic schedule only): every
+  // call advances its ranks' clocks by the model's time, the trace's timestamps are the predicted
+  // ones, and run(cluster, fn, prediction) reports them (<dist/predict.hpp>).
+  std::optional<Network> network{};
 
   // The largest world run() accepts; a larger one, or a shape whose product overflows int, is
   // InvalidArgument before anything is allocated. (Threads, in concurrent mode, stop earlier at

@@ -1,0 +1,64 @@
+// The network a simulated cluster predicts with (link dist::sim): a topology of nodes and the
+// latency and bandwidth of its links. Given one in Cluster::network, a deterministic run advances
+// every rank's clock by the modeled time of each call, so it predicts how long the program would
+// take on that network (see <dist/predict.hpp> for the presets and the report).
+#pragma once
+
+#include <string>
+
+#include "dist/export.hpp"
+
+namespace dist::sim {
+
+// One kind of link, per direction.
+struct Link {
+  double latency_us = 0;      // per message (one hop of an algorithm)
+  double bandwidth_gbps = 0;  // line rate in GB/s (10^9 bytes per second)
+};
+
+// The model. Ranks are numbered node by node (Cluster::nodes × ranks_per_node); within a node a
+// rank reaches any other over `intra`; across nodes through its node's NICs and a switch fabric.
+//
+// Collectives take the time of the algorithm NCCL's tuner would choose for their size: the
+// fastest of those the model knows (ring and tree for all_reduce and barrier, in-switch
+// reduction within a node when `nvls_gbps` is set; ring for all_gather and reduce_scatter; a
+// pipelined chain for broadcast and reduce; pairwise exchange for all_to_all, its cross-node
+// share through the NICs; a linear fan-in or fan-out for gather and scatter). Sends and receives
+// take their link (a rank's own port within a node, one of its node's NICs across nodes), and
+// transfers that share a port or NIC queue behind each other. docs/prediction.md gives the formulas.
+struct DIST_API Network {
+  std::string name = "network";  // shown in reports, e.g. "dgx_h100(128)"
+  Link intra{1.0, 100.0};        // a rank to another rank of its node
+  // The node's total intra-node traffic at once (a memory bus, a CPU's copy bandwidth): transfers
+  // inside one node share it. 0: no such limit (every rank has its own link, as with NVSwitch).
+  double node_gbps = 0;
+  // Ranks of one node that compute or copy at the same time (a CPU's cores); more ranks than
+  // this on a node slow each call by ranks / cores. 0: one per rank (a GPU each).
+  int cores_per_node = 0;
+  int nics_per_node = 1;
+  Link nic{5.0, 25.0};  // one NIC; its latency includes the switch
+  // The fabric's oversubscription: bandwidth across nodes is the NICs' divided by this (>= 1).
+  double oversubscription = 1.0;
+  // The share of a link's line rate that bulk transfers reach (protocol and kernel overheads).
+  double efficiency = 1.0;
+  // In-switch reduction within a node (NVLink SHARP, NCCL's NVLS): each rank sends its data to
+  // the switch once and receives the result once, at this rate. 0: none.
+  double nvls_gbps = 0;
+  double call_overhead_us = 0;  // per collective call (launch and synchronization)
+  // A rank's CPU time between calls counts as compute time multiplied by this (0: calls only;
+  // dist::sim::advance adds explicit compute time whatever it is).
+  double compute_scale = 1.0;
+  std::string source;  // where the figures come from
+
+  // Reads a profile written by save() (JSON), e.g. by dist_calibrate; InvalidArgument naming the
+  // file and the field when it is missing, malformed or out of range.
+  static Network load(const std::string& path);
+  // Writes it as JSON; dist::Error when the file cannot be written.
+  void save(const std::string& path) const;
+};
+
+// InvalidArgument naming the field when a parameter is out of range (a bandwidth <= 0, a
+// negative latency, oversubscription < 1, efficiency outside (0, 1], ...).
+DIST_API void check_network(const Network& network);
+
+}  // namespace dist::sim

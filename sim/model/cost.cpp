@@ -1,0 +1,146 @@
+// The collective algorithms of the network model (docs/prediction.md has the formulas).
+#include "sim/model/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace dist::sim::model {
+
+namespace {
+constexpr double bytes_per_us(double gbps) { return gbps * 1e3; }  // 1 GB/s = 1,000 B/µs
+
+// What the formulas need of a group on a network.
+struct Terms {
+  double p = 1;          // ranks
+  double k = 1;          // the most ranks on one node
+  int nodes = 1;
+  double alpha = 0;      // latency of one step of a ring or chain
+  double ring_rate = 0;  // bytes/µs each rank of a ring sends at
+  double intra = 0;      // one rank's rate within its node (sharing the node's bus)
+  double node_nics = 0;  // the rate of the NICs the group's ranks of one node use together
+  double slow = 1;       // more ranks than cores on a node
+};
+
+Terms terms(const Network& net, int ranks_per_node, const Placement& at) {
+  Terms t;
+  t.p = at.ranks;
+  t.k = std::max(at.most_per_node, 1);
+  t.nodes = at.nodes;
+  t.intra = bytes_per_us(net.intra.bandwidth_gbps * net.efficiency);
+  if (net.node_gbps > 0) t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / t.k);
+  const double nics = std::clamp(net.nics_per_node * t.k / ranks_per_node, 1.0,
+                                 static_cast<double>(net.nics_per_node));
+  t.node_nics = bytes_per_us(net.nic.bandwidth_gbps * net.efficiency) * nics / net.oversubscription;
+  if (at.nodes > 1) {
+    t.alpha = net.nic.latency_us;
+    t.ring_rate = at.most_per_node > 1 ? std::min(t.intra, t.node_nics) : t.node_nics;
+  } else {
+    t.alpha = net.intra.latency_us;
+    t.ring_rate = t.intra;
+  }
+  if (net.cores_per_node > 0) t.slow = std::max(1.0, t.k / net.cores_per_node);
+  return t;
+}
+
+Cost all_reduce(const Network& net, const Terms& t, double size) {
+  const double o = net.call_overhead_us;
+  Cost best{o + 2 * (t.p - 1) * t.alpha + 2 * (t.p - 1) / t.p * size / t.ring_rate, "ring"};
+  if (t.nodes > 1) {  // a chain inside each node, a binary tree across the nodes; up then down
+    const double depth = std::ceil(std::log2(t.nodes)) * net.nic.latency_us +
+                         (t.k - 1) * net.intra.latency_us;
+    const Cost tree{o + 2 * depth + 2 * size / t.ring_rate, "tree"};
+    if (tree.us < best.us) best = tree;
+  }
+  if (t.nodes == 1 && net.nvls_gbps > 0) {  // to the switch and back, reduced in the switch
+    const Cost nvls{o + 2 * net.intra.latency_us + size / bytes_per_us(net.nvls_gbps), "nvls"};
+    if (nvls.us < best.us) best = nvls;
+  }
+  return best;
+}
+
+// Pairwise exchange: each rank sends 1/p of its buffer to every other; the cross-node share of a
+// node's ranks goes through the node's NICs together.
+Cost all_to_all(const Network& net, const Terms& t, double size) {
+  const double within = (t.k - 1) / t.p * size / t.intra;
+  const double across = t.k * (t.p - t.k) / t.p * size / t.node_nics;
+  return {net.call_overhead_us + (t.p - 1) * t.alpha + std::max(within, across), "pairwise"};
+}
+
+// Gather and scatter: the root exchanges a 1/p share with each rank at once, over its own port
+// within the node and its NIC share across.
+Cost linear(const Network& net, const Terms& t, int ranks_per_node, double size) {
+  const double within = (t.k - 1) / t.p * size / t.intra;
+  const double across = (t.p - t.k) / t.p * size / nic_rate(net, ranks_per_node);
+  return {net.call_overhead_us + t.alpha + std::max(within, across), "linear"};
+}
+}  // namespace
+
+Placement place(std::span<const int> ranks, int ranks_per_node) {
+  Placement at;
+  at.ranks = static_cast<int>(ranks.size());
+  std::unordered_map<int, int> per_node;
+  int last_node = -1, run = 0;
+  for (const int r : ranks) {
+    const int node = r / ranks_per_node;
+    if (node == last_node) {  // consecutive ranks mostly share a node: skip the map's lookup
+      ++run;
+      continue;
+    }
+    if (last_node >= 0) per_node[last_node] += run;
+    last_node = node;
+    run = 1;
+  }
+  if (last_node >= 0) per_node[last_node] += run;
+  at.nodes = static_cast<int>(per_node.size());
+  for (const auto& [node, n] : per_node) at.most_per_node = std::max(at.most_per_node, n);
+  return at;
+}
+
+double intra_rate(const Network& net) {
+  return bytes_per_us(net.intra.bandwidth_gbps * net.efficiency);
+}
+
+double nic_rate(const Network& net, int ranks_per_node) {
+  const double share = std::clamp(static_cast<double>(net.nics_per_node) / ranks_per_node, 1.0,
+                                  static_cast<double>(net.nics_per_node));
+  return bytes_per_us(net.nic.bandwidth_gbps * net.efficiency) * share / net.oversubscription;
+}
+
+Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, double size,
+                const Placement& where) {
+  using K = core::CallKind;
+  if (where.ranks <= 1) return {0, "local"};
+  const Terms t = terms(net, ranks_per_node, where);
+  const double o = net.call_overhead_us;
+  Cost c;
+  switch (kind) {
+    case K::all_reduce: c = all_reduce(net, t, size); break;
+    case K::barrier:
+    case K::split:
+    case K::split_groups: c = all_reduce(net, t, 0); break;
+    case K::all_gather:
+    case K::all_gather_v:
+    case K::reduce_scatter:
+      c = {o + (t.p - 1) * t.alpha + (t.p - 1) / t.p * size / t.ring_rate, "ring"};
+      break;
+    case K::broadcast:
+    case K::reduce: c = {o + (t.p - 1) * t.alpha + size / t.ring_rate, "chain"}; break;
+    case K::all_to_all:
+    case K::all_to_all_v: c = all_to_all(net, t, size); break;
+    case K::gather:
+    case K::scatter: c = linear(net, t, ranks_per_node, size); break;
+    case K::send:
+    case K::recv: {
+      const bool same_node = where.nodes == 1;
+      c = {same_node ? net.intra.latency_us + size / t.intra
+                     : net.nic.latency_us + size / nic_rate(net, ranks_per_node),
+           "direct"};
+      break;
+    }
+  }
+  c.us *= t.slow;
+  return c;
+}
+
+}  // namespace dist::sim::model

@@ -1,0 +1,40 @@
+// The network model's time for one collective: the algorithms NCCL's tuner chooses between, each
+// an alpha-beta formula over the group's placement on the nodes (docs/prediction.md).
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "core/calls/call.hpp"
+#include "dist/network.hpp"
+
+namespace dist::sim::model {
+
+// Where a group's ranks sit: how many, on how many nodes, and the most on one node.
+struct Placement {
+  int ranks = 0;
+  int nodes = 0;
+  int most_per_node = 0;
+};
+// `ranks` are global ranks, numbered node by node with `ranks_per_node` each.
+Placement place(std::span<const int> ranks, int ranks_per_node);
+
+struct Cost {
+  double us = 0;
+  const char* algorithm = "";
+};
+
+// The time of collective `kind` moving `size` bytes as nccl-tests counts them: the buffer of
+// all_reduce, broadcast and reduce; the whole output of all_gather(_v) and gather; the whole input
+// of reduce_scatter and scatter; each rank's whole buffer of all_to_all. The fastest algorithm
+// the network offers wins, as NCCL's tuner picks. Barrier and the group splits cost a
+// latency-bound all_reduce.
+Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, double size,
+                const Placement& where);
+
+// The bandwidth (bytes per microsecond) one rank reaches to another within a node, and to a rank
+// of another node through its share of its node's NICs.
+double intra_rate(const Network& net);
+double nic_rate(const Network& net, int ranks_per_node);
+
+}  // namespace dist::sim::model

@@ -1,0 +1,78 @@
+// The network model inside a deterministic run: every rank's predicted clock, the modeled start
+// and end of each op, and the report of where each rank's time went. Ranks run one at a time
+// (the deterministic scheduler), and the scheduler runs the ready rank with the earliest clock,
+// so the run proceeds in predicted time like a discrete-event simulation.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "dist/predict.hpp"
+#include "sim/model/cost.hpp"
+#include "sim/model/links.hpp"
+#include "sim/op.hpp"
+
+namespace dist::sim::model {
+
+class Predictor {
+ public:
+  explicit Predictor(const Cluster& cluster);  // cluster.network is set
+
+  // The rank runs user code from now on (its compute is timed) / stops (the time since counts).
+  void resume(int rank);
+  void pause(int rank);
+  // Compute time added explicitly (dist::sim::advance, a stall fault).
+  void add_compute(int rank, double us);
+  double clock(int rank) const { return ranks_[static_cast<std::size_t>(rank)].now; }
+
+  // Every participant of `op` has arrived (each call's start_us is its arrival): sets the op's
+  // modeled start (the last arrival) and end.
+  void on_all_arrived(Op& op);
+  // `rank` got past its wait on `op` (done), which it entered at clock `entered_us`.
+  void on_waited(int rank, const Op& op, double entered_us);
+
+  // Ready ranks by clock, for the scheduler (the earliest first; ties by rank).
+  void set_ready(int rank, bool ready);
+  bool any_ready() const { return !ready_.empty(); }
+  int earliest_ready() const { return ready_.begin()->second; }
+
+  Prediction report() const;
+
+ private:
+  struct Entry {
+    std::uint64_t comm = 0;
+    std::string_view kind;
+    int calls = 0;
+    double bytes = 0, blocked_us = 0, late_us = 0;
+  };
+  struct RankClock {
+    double now = 0;
+    double compute_us = 0, comm_us = 0, late_us = 0;
+    std::chrono::steady_clock::time_point resumed{};
+    bool running = false;
+    bool ready = false;
+    double ready_key = 0;
+    std::vector<Entry> entries;
+  };
+  void rekey(int rank);
+  double size_of(const Op& op) const;  // the op's size as nccl-tests counts it
+
+  const Cluster& cluster_;
+  const Network& net_;
+  Links links_;
+  std::vector<RankClock> ranks_;
+  std::set<std::pair<double, int>> ready_;
+  std::unordered_map<std::uint64_t, std::string> group_names_;  // by communicator id
+  std::unordered_map<std::uint64_t, Placement> placements_;      // by communicator id
+};
+
+// The report's name for an op's kind: a p2p op that carries an all_to_all's pieces is named after it.
+std::string_view report_kind(const Call& call);
+
+}  // namespace dist::sim::model
