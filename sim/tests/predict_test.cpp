@@ -1,0 +1,286 @@
+// The network model (Cluster::network): predicted clocks, the report, the presets against the
+// published figures they come from, and the model's argument errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "dist/dist.hpp"
+#include "dist/predict.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+using dist::sim::Cluster;
+using dist::sim::Network;
+using dist::sim::Prediction;
+
+// Round figures: 1 GB/s is 1,000 bytes per microsecond.
+Network simple_network() {
+  Network n;
+  n.name = "simple";
+  n.intra = {1.0, 1.0};
+  n.nic = {10.0, 0.5};
+  n.nics_per_node = 1;
+  n.call_overhead_us = 0;
+  n.compute_scale = 0;  // only the calls and advance() count
+  return n;
+}
+
+Cluster predicting(int nodes, int ranks_per_node, Network net = simple_network()) {
+  Cluster c;
+  c.nodes = nodes;
+  c.ranks_per_node = ranks_per_node;
+  c.schedule = dist::sim::Schedule::deterministic;
+  c.network = std::move(net);
+  return c;
+}
+
+double busbw_gbps(double bytes, double us, int n) {
+  return 2.0 * (n - 1) / n * bytes / us / 1e3;
+}
+
+const dist::sim::CallTime* find_call(const dist::sim::RankPrediction& r, const std::string& kind) {
+  for (const auto& c : r.calls)
+    if (c.kind == kind) return &c;
+  return nullptr;
+}
+
+TEST(Predict, DgxH100ReproducesNcclTestsBusbw) {
+  // nccl-tests on 8 H100s (nccl-tests issue 212): ring all_reduce ~370 GB/s busbw at large
+  // sizes, NVLS ~480 GB/s. NCCL_ALGO=Ring is the preset without in-switch reduction.
+  const std::size_t bytes = std::size_t{8} << 30;
+  Cluster ring = dist::sim::dgx_h100(1);
+  ring.network->nvls_gbps = 0;
+  const auto r = dist::sim::estimate(ring, "all_reduce", bytes);
+  EXPECT_EQ(r.algorithm, "ring");
+  EXPECT_NEAR(busbw_gbps(bytes, r.us, 8) / 370.0, 1.0, 0.15);
+  const auto nvls = dist::sim::estimate(dist::sim::dgx_h100(1), "all_reduce", bytes);
+  EXPECT_EQ(nvls.algorithm, "nvls");
+  EXPECT_NEAR(busbw_gbps(bytes, nvls.us, 8) / 480.0, 1.0, 0.15);
+}
+
+TEST(Predict, ChoosesTheFasterAlgorithmBySize) {
+  // Across many nodes a tree's logarithmic latency wins for small messages, the ring's smaller
+  // bulk term for large ones, as NCCL's tuner chooses.
+  EXPECT_EQ(dist::sim::estimate(dist::sim::dgx_h100(64), "all_reduce", 8).algorithm, "tree");
+  EXPECT_EQ(
+      dist::sim::estimate(dist::sim::dgx_h100(2), "all_reduce", std::size_t{4} << 30).algorithm,
+      "ring");
+  // Across nodes a ring runs at the NICs' rate, below NVLink's.
+  const auto one = dist::sim::estimate(dist::sim::a100_hdr(1), "all_gather", 1 << 30);
+  const auto two = dist::sim::estimate(dist::sim::a100_hdr(2), "all_gather", 1 << 30);
+  EXPECT_GT(two.us, one.us);
+}
+
+TEST(Predict, ARunPredictsWhatTheModelEstimates) {
+  const Cluster c = predicting(1, 4);
+  const std::size_t floats = 1 << 18;  // 1 MiB
+  Prediction p;
+  dist::sim::run(c, [&] {
+    std::vector<float> v(floats, 1.0f);
+    dist::all_reduce(std::span<float>(v));
+  }, p);
+  const auto e = dist::sim::estimate(c, "all_reduce", floats * sizeof(float));
+  ASSERT_EQ(p.ranks.size(), 4u);
+  EXPECT_DOUBLE_EQ(p.step_us(), e.us);
+  for (const auto& r : p.ranks) {
+    EXPECT_DOUBLE_EQ(r.total_us, e.us);
+    EXPECT_DOUBLE_EQ(r.comm_us, e.us);
+    const auto* call = find_call(r, "all_reduce");
+    ASSERT_NE(call, nullptr);
+    EXPECT_EQ(call->calls, 1);
+    EXPECT_EQ(call->group, "world");
+    EXPECT_DOUBLE_EQ(call->bytes, floats * sizeof(float));
+  }
+  EXPECT_THAT(p.summary(), HasSubstr("predicted step time"));
+  EXPECT_THAT(p.summary(), HasSubstr("all_reduce on world: 1 calls, 1.0 MiB"));
+}
+
+TEST(Predict, ALatePeerDelaysTheOthersAndIsReported) {
+  const Cluster c = predicting(1, 4);
+  Prediction p;
+  dist::sim::run(c, [&] {
+    if (dist::get_rank() == 3) dist::sim::advance(100us);
+    dist::barrier();
+  }, p);
+  const double cost = dist::sim::estimate(c, "barrier", 0).us;
+  for (const auto& r : p.ranks) EXPECT_DOUBLE_EQ(r.total_us, 100 + cost) << "rank " << r.rank;
+  EXPECT_DOUBLE_EQ(p.ranks[0].late_peers_us, 100);
+  EXPECT_DOUBLE_EQ(p.ranks[3].late_peers_us, 0);
+  EXPECT_DOUBLE_EQ(p.ranks[3].compute_us, 100);
+  EXPECT_EQ(p.slowest_rank() >= 0, true);
+}
+
+TEST(Predict, ComputeOverlapsAnAsyncCollective) {
+  const Cluster c = predicting(1, 2);
+  const double cost = dist::sim::estimate(c, "all_reduce", 4 << 20).us;
+  Prediction p;
+  dist::sim::run(c, [&] {
+    std::vector<float> v(1 << 20, 1.0f);
+    auto work = dist::all_reduce_async(std::span<float>(v));
+    dist::sim::advance(std::chrono::nanoseconds(static_cast<long long>(cost * 2e3)));
+    work.wait();
+  }, p);
+  for (const auto& r : p.ranks) {
+    EXPECT_NEAR(r.total_us, 2 * cost, 1e-6);
+    EXPECT_NEAR(r.comm_us, 0, 1e-6);  // the wait found it done
+  }
+}
+
+TEST(Predict, SendsFromOneRankQueueOnItsPort) {
+  const Cluster c = predicting(1, 3);
+  const std::size_t bytes = 1'000'000;  // 1,000 us at 1 GB/s
+  Prediction p;
+  dist::sim::run(c, [&] {
+    std::vector<std::uint8_t> buf(bytes);
+    if (dist::get_rank() == 0) {
+      auto a = dist::isend(std::span<const std::uint8_t>(buf), 1);
+      auto b = dist::isend(std::span<const std::uint8_t>(buf), 2);
+      a.wait();
+      b.wait();
+    } else {
+      dist::recv(std::span<std::uint8_t>(buf), 0);
+    }
+  }, p);
+  // Both leave through rank 0's port one after the other: the second ends a transfer later.
+  const double one = 1.0 + 1000.0;
+  const double first = std::min(p.ranks[1].total_us, p.ranks[2].total_us);
+  const double second = std::max(p.ranks[1].total_us, p.ranks[2].total_us);
+  EXPECT_NEAR(first, one, 1e-6);
+  EXPECT_NEAR(second, one + 1000.0, 1e-6);
+  EXPECT_NEAR(p.ranks[0].total_us, second, 1e-6);
+}
+
+TEST(Predict, ACrossNodeSendGoesThroughTheNics) {
+  const Cluster c = predicting(2, 1);
+  Prediction p;
+  dist::sim::run(c, [&] {
+    std::vector<std::uint8_t> buf(500'000);  // 1,000 us at 0.5 GB/s
+    if (dist::get_rank() == 0) dist::send(std::span<const std::uint8_t>(buf), 1);
+    else dist::recv(std::span<std::uint8_t>(buf), 0);
+  }, p);
+  EXPECT_NEAR(p.ranks[1].total_us, 10.0 + 1000.0, 1e-6);
+  EXPECT_EQ(find_call(p.ranks[0], "send")->calls, 1);
+}
+
+TEST(Predict, UnevenAllToAllIsReportedByItsName) {
+  const Cluster c = predicting(1, 2);
+  Prediction p;
+  dist::sim::run(c, [&] {
+    std::vector<float> in(4, 1.0f), out(4);
+    const std::vector<std::int64_t> splits{2, 2};
+    dist::all_to_all(std::span<float>(out), std::span<const float>(in),
+                     std::span<const std::int64_t>(splits), std::span<const std::int64_t>(splits));
+  }, p);
+  EXPECT_NE(find_call(p.ranks[0], "all_to_all_v"), nullptr);
+  EXPECT_GT(p.step_us(), 0);
+}
+
+// Bucketed gradient all_reduce: smaller buckets pay the per-call latency more often, so the
+// model predicts more time for the same bytes, and the run's prediction is the sum of the calls'.
+double bucketed(std::size_t total_floats, std::size_t bucket_floats) {
+  Cluster c = dist::sim::dgx_h100(2);
+  c.network->compute_scale = 0;  // the calls only: the vectors' filling would count otherwise
+  Prediction p;
+  dist::sim::run(c, [&] {
+    std::vector<float> grads(total_floats, 1.0f);
+    for (std::size_t at = 0; at < total_floats; at += bucket_floats)
+      dist::all_reduce(std::span<float>(grads.data() + at, bucket_floats));
+  }, p);
+  double sum = 0;
+  for (std::size_t at = 0; at < total_floats; at += bucket_floats)
+    sum += dist::sim::estimate(c, "all_reduce", bucket_floats * sizeof(float)).us;
+  EXPECT_NEAR(p.ranks[0].comm_us, sum, sum * 1e-9);
+  return p.ranks[0].comm_us;
+}
+
+TEST(Predict, SmallerBucketsPredictMoreTime) {
+  const std::size_t total = 1 << 20;
+  EXPECT_GT(bucketed(total, total / 64), bucketed(total, total / 4));
+}
+
+TEST(Predict, TheTraceHoldsThePredictedTimes) {
+  const auto path = (std::filesystem::temp_directory_path() / "dist_predict_trace.json").string();
+  Cluster c = predicting(1, 2);
+  c.trace = path;
+  Prediction p;
+  dist::sim::run(c, [&] {
+    dist::sim::advance(50us);
+    std::vector<float> v(1000, 1.0f);
+    dist::all_reduce(std::span<float>(v));
+  }, p);
+  const double cost = dist::sim::estimate(c, "all_reduce", 4000).us;
+  std::ifstream in(path);
+  const auto json = nlohmann::json::parse(in);
+  int slices = 0;
+  for (const auto& e : json.at("traceEvents")) {
+    if (e.value("ph", "") != "X") continue;
+    ++slices;
+    EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 50);
+    EXPECT_NEAR(e.at("dur").get<double>(), cost, 1e-3);
+  }
+  EXPECT_EQ(slices, 2);
+  std::filesystem::remove(path);
+}
+
+TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto good = (dir / "dist_profile_good.json").string();
+  Network n = simple_network();
+  n.cores_per_node = 2;
+  n.source = "a test";
+  n.save(good);
+  const Network back = Network::load(good);
+  EXPECT_EQ(back.name, "simple");
+  EXPECT_EQ(back.cores_per_node, 2);
+  EXPECT_DOUBLE_EQ(back.nic.bandwidth_gbps, 0.5);
+  const Cluster c = dist::sim::this_machine(3, good);
+  EXPECT_EQ(c.world_size(), 3);
+  EXPECT_EQ(c.network->source, "a test");
+
+  const auto bad = (dir / "dist_profile_bad.json").string();
+  std::ofstream(bad) << R"({"intra": {"latency_us": "fast"}})";
+  EXPECT_THAT([&] { Network::load(bad); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra.latency_us")));
+  std::ofstream(bad) << R"({"efficiency": 1.5})";
+  EXPECT_THAT([&] { Network::load(bad); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("efficiency")));
+  EXPECT_THAT([&] { Network::load((dir / "dist_no_such_profile.json").string()); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("dist_calibrate")));
+  unsetenv("DIST_NETWORK_PROFILE");
+  EXPECT_THAT([] { dist::sim::this_machine(2); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("DIST_NETWORK_PROFILE")));
+  std::filesystem::remove(good);
+  std::filesystem::remove(bad);
+}
+
+TEST(Predict, MisuseIsAnInvalidArgument) {
+  Cluster concurrent = predicting(1, 2);
+  concurrent.schedule = dist::sim::Schedule::concurrent;
+  EXPECT_THAT([&] { dist::sim::run(concurrent, [] {}); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("deterministic")));
+  Cluster bad = predicting(1, 2);
+  bad.network->intra.bandwidth_gbps = 0;
+  EXPECT_THAT([&] { dist::sim::run(bad, [] {}); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra.bandwidth_gbps")));
+  Prediction p;
+  const Cluster none{.nodes = 1, .ranks_per_node = 2};
+  EXPECT_THAT([&] { dist::sim::run(none, [] {}, p); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("no network")));
+  EXPECT_THAT([] { dist::sim::estimate(dist::sim::dgx_h100(1), "all_reduse", 8); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("all_reduse")));
+  EXPECT_THAT([] { dist::sim::estimate(dist::sim::dgx_h100(1), "barrier", 0, {0, 9}); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("rank 9")));
+  EXPECT_THROW(dist::sim::dgx_h100(0), dist::InvalidArgument);
+  EXPECT_THROW(dist::sim::advance(-1ns), dist::InvalidArgument);
+  dist::sim::advance(1ms);  // outside a run: nothing to advance, no error
+}
+
+}  // namespace
