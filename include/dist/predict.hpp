@@ -35,6 +35,10 @@ DIST_API Cluster this_machine(int ranks, const std::string& profile = "");
 // run (no network, or not a sim rank) it does nothing, so the same code runs anywhere.
 DIST_API void advance(std::chrono::nanoseconds duration);
 
+// The calling rank's clock, like SMPI's MPI_Wtime: its predicted time in a predicting run,
+// otherwise the steady clock, so the same code times a real run too.
+DIST_API std::chrono::duration<double, std::micro> now();
+
 // Time in one kind of call on one group, seen by one rank.
 struct CallTime {
   std::string kind;   // "all_reduce", "send", "all_to_all_v", ...

@@ -93,16 +93,35 @@ Estimate estimate(const Cluster& cluster, std::string_view kind, std::size_t byt
   return {cost.us, cost.algorithm};
 }
 
+namespace {
+// The calling rank's network model, or null outside a predicting run.
+model::Predictor* calling_predictor(int& rank) {
+  core::Context* ctx = core::bound_context();
+  if (!ctx || ctx->kind != dist::Backend::sim || !ctx->world) return nullptr;
+  auto* backend = dynamic_cast<SimBackend*>(ctx->world->backend.get());
+  if (!backend) return nullptr;
+  rank = ctx->rank;
+  return backend->world().predictor();
+}
+}  // namespace
+
 void advance(std::chrono::nanoseconds duration) {
   if (duration.count() < 0)
     throw InvalidArgument("dist::sim::advance: the duration must be >= 0, got " +
                           std::to_string(duration.count()) + " ns");
-  core::Context* ctx = core::bound_context();
-  if (!ctx || ctx->kind != dist::Backend::sim || !ctx->world) return;
-  auto* backend = dynamic_cast<SimBackend*>(ctx->world->backend.get());
-  if (!backend || !backend->world().predictor()) return;
-  backend->world().predictor()->add_compute(
-      ctx->rank, std::chrono::duration<double, std::micro>(duration).count());
+  int rank = -1;
+  if (auto* p = calling_predictor(rank))
+    p->add_compute(rank, std::chrono::duration<double, std::micro>(duration).count());
+}
+
+std::chrono::duration<double, std::micro> now() {
+  int rank = -1;
+  if (auto* p = calling_predictor(rank)) {
+    p->pause(rank);  // the compute so far counts
+    p->resume(rank);
+    return std::chrono::duration<double, std::micro>(p->clock(rank));
+  }
+  return std::chrono::steady_clock::now().time_since_epoch();
 }
 
 }  // namespace dist::sim

@@ -118,6 +118,22 @@ TEST(Predict, ALatePeerDelaysTheOthersAndIsReported) {
   EXPECT_EQ(p.slowest_rank() >= 0, true);
 }
 
+TEST(Predict, NowReadsTheRanksPredictedClock) {
+  const Cluster c = predicting(1, 2);
+  const double cost = dist::sim::estimate(c, "all_reduce", 4000).us;
+  std::vector<double> took(2);
+  dist::sim::run(c, [&] {
+    dist::sim::advance(10us);
+    const auto before = dist::sim::now();
+    std::vector<float> v(1000, 1.0f);
+    dist::all_reduce(std::span<float>(v));
+    took[static_cast<std::size_t>(dist::get_rank())] = (dist::sim::now() - before).count();
+    EXPECT_DOUBLE_EQ(before.count(), 10);
+  });
+  EXPECT_DOUBLE_EQ(took[0], cost);
+  EXPECT_DOUBLE_EQ(took[1], cost);
+}
+
 TEST(Predict, ComputeOverlapsAnAsyncCollective) {
   const Cluster c = predicting(1, 2);
   const double cost = dist::sim::estimate(c, "all_reduce", 4 << 20).us;
