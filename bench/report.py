@@ -11,6 +11,7 @@ import statistics
 import sys
 
 from report_procs import proc_rows
+from report_predict import predict_section
 from report_scale import sim_scale_section
 
 
@@ -313,6 +314,8 @@ def main():
     p.add_argument("--chart", help="write the busbw chart (PNG) here")
     p.add_argument("--sim-scale", nargs="*", metavar="JSON",
                    help="sim_scale's JSON files: print their table (issue 24)")
+    p.add_argument("--prediction", metavar="JSON",
+                   help="predict_accuracy's JSON: print the network model's accuracy (issue 26)")
     args = p.parse_args()
     results = merge(args.inputs)
     if args.merged:
@@ -323,6 +326,8 @@ def main():
     targets(results).print()
     if args.sim_scale is not None:
         sim_scale_section(args.sim_scale)
+    if args.prediction:
+        predict_section(args.prediction)
     if args.chart:
         chart(results, args.chart)
         print(f"\nchart: {args.chart}")

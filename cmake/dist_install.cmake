@@ -1,6 +1,6 @@
 # Installation: headers, the dist::dist, dist::sim and dist::real libraries (with the static
-# backend libraries dist::real links), dist::benchmark, the distrun launcher, and a CMake package
-# so another project can `find_package(dist)` and link dist::dist / dist::sim / dist::real.
+# backend libraries dist::real links), dist::benchmark, the distrun launcher and dist_calibrate, and
+# a CMake package so another project can `find_package(dist)` and link dist::dist / dist::sim / dist::real.
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/dist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -27,7 +27,7 @@ install(TARGETS dist_core dist_sim dist_real ${dist_installed_backends} ${dist_i
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT distTargets NAMESPACE dist:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dist)
-install(TARGETS distrun RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS distrun dist_calibrate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 configure_package_config_file(cmake/distConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/distConfig.cmake

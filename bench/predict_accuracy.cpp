@@ -1,0 +1,160 @@
+// predict_accuracy (issue 26): how well the network model predicts this machine. Reads the points
+// dist_calibrate measured (--measured) and the profile it fitted (--profile), predicts each point
+// by running its collective once in a predicting sim run (dist::sim::this_machine with
+// compute_scale 0, so only the model's time counts) and prints predicted/measured per point and
+// the share within 0.75-1.33; then the dgx_h100 preset's busbw against the published figures.
+//   predict_accuracy --profile this_machine.json --measured measured.json [--json FILE]
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dist/bus_bandwidth.hpp"
+#include "dist/dist.hpp"
+#include "dist/predict.hpp"
+
+namespace {
+
+struct Point {
+  std::string kind;
+  int ranks = 0;
+  double bytes = 0, measured_us = 0, predicted_us = 0;
+};
+
+// The collective of a measured point, once, with dist_calibrate's buffers: `bytes` is nccl-tests'
+// size (the buffer; all_gather's output; reduce_scatter's input; all_to_all's buffer).
+void call_once(const Point& p) {
+  const auto elements = static_cast<std::size_t>(p.bytes / sizeof(float));
+  const std::size_t share = elements / static_cast<std::size_t>(p.ranks);
+  if (p.kind == "all_reduce" || p.kind == "broadcast") {
+    std::vector<float> data(elements, 1.0f);
+    if (p.kind == "all_reduce") dist::all_reduce(data);
+    else dist::broadcast(data, 0);
+  } else if (p.kind == "all_gather") {
+    std::vector<float> in(share, 1.0f), out(elements);
+    dist::all_gather_async(std::span<float>(out), std::span<float>(in)).wait();
+  } else if (p.kind == "reduce_scatter") {
+    std::vector<float> in(elements, 1.0f), out(share);
+    dist::reduce_scatter(std::span<float>(out), std::span<float>(in));
+  } else {
+    std::vector<float> in(elements, 1.0f), out(elements);
+    dist::all_to_all(std::span<float>(out), std::span<float>(in));
+  }
+}
+
+double predicted_us(const Point& p, const std::string& profile) {
+  auto cluster = dist::sim::this_machine(p.ranks, profile);
+  cluster.network->compute_scale = 0;  // the model's time only, not sim's own copying
+  dist::sim::Prediction prediction;
+  dist::sim::run(
+      cluster, [&] { call_once(p); }, prediction);
+  return prediction.step_us();
+}
+
+std::string size_text(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (b >= 1024 && u < 3) b /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f %s", b, units[u]);
+  return buf;
+}
+
+// The dgx_h100 preset's all_reduce busbw (GB/s) on one node of 8 GPUs at 8 GiB, as nccl-tests
+// reports it; ring only (NCCL_ALGO=Ring) when `ring`.
+double dgx_busbw(bool ring) {
+  auto cluster = dist::sim::dgx_h100(1);
+  if (ring) cluster.network->nvls_gbps = 0;
+  const double bytes = 8.0 * (1 << 30);
+  const auto e = dist::sim::estimate(cluster, "all_reduce", static_cast<std::size_t>(bytes));
+  return bytes / e.us / 1e3 * dist::bench::busbw_factor(dist::bench::Pattern::all_reduce, 8);
+}
+
+int usage(const char* what) {
+  std::fprintf(stderr,
+               "predict_accuracy: %s\nusage: predict_accuracy --profile FILE --measured FILE "
+               "[--json FILE]\n",
+               what);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string profile, measured, json_out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return usage(("unknown argument or missing value: " + arg).c_str());
+    if (arg == "--profile") profile = argv[++i];
+    else if (arg == "--measured") measured = argv[++i];
+    else if (arg == "--json") json_out = argv[++i];
+    else return usage(("unknown argument " + arg).c_str());
+  }
+  if (profile.empty() || measured.empty()) return usage("--profile and --measured are required");
+  try {
+    std::ifstream in(measured);
+    if (!in) return usage(("cannot read " + measured).c_str());
+    const auto m = nlohmann::json::parse(in);
+    const auto net = dist::sim::Network::load(profile);  // the profile loads, or this throws
+    std::vector<Point> points;
+    for (const auto& j : m.at("points"))
+      points.push_back({j.at("kind"), j.at("ranks"), j.at("bytes"), j.at("us"), 0});
+    std::printf("predicted (%s, fitted by dist_calibrate) / measured (%s processes), %zu points\n",
+                profile.c_str(), m.at("backend").get<std::string>().c_str(), points.size());
+    std::printf("%-15s %6s %10s %13s %13s %7s\n", "collective", "ranks", "size", "measured us",
+                "predicted us", "ratio");
+    nlohmann::json rows = nlohmann::json::array();
+    std::vector<std::pair<int, std::pair<int, int>>> within;  // ranks -> (within, all)
+    for (Point& p : points) {
+      p.predicted_us = predicted_us(p, profile);
+      const double ratio = p.predicted_us / p.measured_us;
+      const bool ok = ratio >= 0.75 && ratio <= 1.33;
+      std::printf("%-15s %6d %10s %13.1f %13.1f %7.2f%s\n", p.kind.c_str(), p.ranks,
+                  size_text(p.bytes).c_str(), p.measured_us, p.predicted_us, ratio,
+                  ok ? "" : "  *");
+      rows.push_back({{"kind", p.kind},
+                      {"ranks", p.ranks},
+                      {"bytes", p.bytes},
+                      {"measured_us", p.measured_us},
+                      {"predicted_us", p.predicted_us},
+                      {"ratio", ratio}});
+      auto at = std::find_if(within.begin(), within.end(),
+                             [&](const auto& w) { return w.first == p.ranks; });
+      if (at == within.end()) at = within.insert(within.end(), {p.ranks, {0, 0}});
+      at->second.first += ok;
+      ++at->second.second;
+    }
+    nlohmann::json shares = nlohmann::json::array();
+    int all_ok = 0, all = 0;
+    for (const auto& [ranks, w] : within) {
+      std::printf("within 0.75-1.33 at %d ranks: %d of %d points (%.0f%%)\n", ranks, w.first,
+                  w.second, 100.0 * w.first / w.second);
+      shares.push_back({{"ranks", ranks}, {"within", w.first}, {"points", w.second}});
+      all_ok += w.first, all += w.second;
+    }
+    std::printf("within 0.75-1.33 overall: %d of %d points (%.0f%%; goal >= 80%%)\n", all_ok, all,
+                100.0 * all_ok / std::max(all, 1));
+    const double ring = dgx_busbw(true), nvls = dgx_busbw(false);
+    std::printf(
+        "dgx_h100(1) all_reduce 8 GiB busbw: ring %.0f GB/s / 370 published = %.2f; "
+        "NVLS %.0f GB/s / 480 published = %.2f (goal within 15%%)\n",
+        ring, ring / 370, nvls, nvls / 480);
+    if (!json_out.empty()) {
+      std::ofstream out(json_out);
+      out << nlohmann::json{{"profile", profile},
+                            {"network_source", net.source},
+                            {"backend", m.at("backend")},
+                            {"points", rows},
+                            {"within", shares},
+                            {"dgx_h100", {{"ring_busbw", ring}, {"nvls_busbw", nvls}}}}
+                 .dump(1)
+          << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "predict_accuracy: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

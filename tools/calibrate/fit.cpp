@@ -1,0 +1,105 @@
+// The least-squares fit of the network model's terms (Nelder-Mead in log space).
+#include "tools/calibrate/fit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+
+#include "dist/errors.hpp"
+#include "dist/predict.hpp"
+
+namespace dist::calibrate {
+
+namespace {
+using Vec = std::array<double, 3>;  // log of latency (us), bandwidth (GB/s), call overhead (us)
+
+dist::sim::Network with(dist::sim::Network net, const Vec& x) {
+  net.intra.latency_us = std::exp(x[0]);
+  net.intra.bandwidth_gbps = std::exp(x[1]);
+  net.call_overhead_us = std::exp(x[2]);
+  return net;
+}
+
+// Nelder-Mead from `x` with steps `step`: the simplex's best vertex after `iterations`.
+Vec nelder_mead(const std::function<double(const Vec&)>& f, Vec x, double step, int iterations) {
+  constexpr int n = 3;
+  std::array<Vec, n + 1> v;
+  std::array<double, n + 1> fv;
+  for (int i = 0; i <= n; ++i) {
+    v[i] = x;
+    if (i > 0) v[i][i - 1] += step;
+    fv[i] = f(v[i]);
+  }
+  const auto along = [](const Vec& from, const Vec& to, double t) {
+    Vec r;
+    for (int k = 0; k < n; ++k) r[k] = from[k] + t * (to[k] - from[k]);
+    return r;
+  };
+  for (int it = 0; it < iterations; ++it) {
+    std::array<int, n + 1> order{0, 1, 2, 3};
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return fv[a] < fv[b]; });
+    const int best = order[0], worst = order[n], second = order[n - 1];
+    Vec centre{};
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < n; ++k) centre[k] += v[order[i]][k] / n;
+    const Vec reflected = along(v[worst], centre, 2.0);
+    const double fr = f(reflected);
+    if (fr < fv[best]) {
+      const Vec expanded = along(v[worst], centre, 3.0);
+      const double fe = f(expanded);
+      if (fe < fr) v[worst] = expanded, fv[worst] = fe;
+      else v[worst] = reflected, fv[worst] = fr;
+    } else if (fr < fv[second]) {
+      v[worst] = reflected, fv[worst] = fr;
+    } else {
+      const Vec contracted = along(v[worst], centre, 0.5);
+      const double fc = f(contracted);
+      if (fc < fv[worst]) {
+        v[worst] = contracted, fv[worst] = fc;
+      } else {  // shrink toward the best
+        for (int i = 0; i <= n; ++i)
+          if (i != best) v[i] = along(v[best], v[i], 0.5), fv[i] = f(v[i]);
+      }
+    }
+  }
+  return v[static_cast<std::size_t>(std::min_element(fv.begin(), fv.end()) - fv.begin())];
+}
+}  // namespace
+
+double model_us(const dist::sim::Network& net, const Point& point) {
+  dist::sim::Cluster cluster;
+  cluster.nodes = 1;
+  cluster.ranks_per_node = point.ranks;
+  cluster.schedule = dist::sim::Schedule::deterministic;
+  cluster.network = net;
+  return dist::sim::estimate(cluster, point.kind, static_cast<std::size_t>(point.bytes)).us;
+}
+
+Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& points) {
+  if (points.empty()) throw InvalidArgument("dist_calibrate: no measured points to fit");
+  const auto loss = [&](const Vec& x) {
+    const auto net = with(start, x);
+    double sum = 0;
+    for (const Point& p : points) {
+      const double e = std::log(model_us(net, p) / p.us);
+      sum += e * e;
+    }
+    return sum;
+  };
+  // Start from the fastest call (latency and overhead) and the largest all_reduce (bandwidth).
+  double fastest = points.front().us, rate = 1;
+  for (const Point& p : points) {
+    fastest = std::min(fastest, p.us);
+    if (p.kind == "all_reduce") rate = std::max(rate, p.bytes / p.us / 1e3);
+  }
+  Vec x{std::log(fastest / 3), std::log(rate), std::log(fastest / 3)};
+  for (int round = 0; round < 4; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 400);
+  Fit fit;
+  fit.network = with(start, x);
+  fit.points = static_cast<int>(points.size());
+  fit.rms_log_error = std::sqrt(loss(x) / static_cast<double>(points.size()));
+  return fit;
+}
+
+}  // namespace dist::calibrate

@@ -1,0 +1,48 @@
+// dist_calibrate's measurements: one timed collective per point, and their JSON file (written by
+// dist_calibrate --measurements, read back by --from and by bench/predict_accuracy).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dist::calibrate {
+
+// The collectives measured, by the names dist::sim::estimate takes.
+inline const std::vector<std::string>& kinds() {
+  static const std::vector<std::string> k{"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                          "all_to_all"};
+  return k;
+}
+
+struct Point {
+  std::string kind;
+  int ranks = 0;
+  double bytes = 0;  // nccl-tests' size: the buffer (all_reduce, broadcast), the whole output
+                     // (all_gather), the whole input (reduce_scatter), a rank's buffer (all_to_all)
+  double us = 0;     // per call, the slowest rank's, in the fastest of the timed batches
+  long long calls = 0;
+};
+
+struct Measurements {
+  std::string backend;
+  int cores = 0;         // of the machine that measured
+  std::string measured;  // when (UTC, ISO 8601)
+  std::vector<Point> points;
+};
+
+// Float32 elements of each rank's input and output for `kind` at nccl-tests `size` on `ranks`
+// ranks: at least one per rank, so tiny sizes round up (Point::bytes records the size used).
+struct Shape {
+  std::size_t in = 0, out = 0;
+  double bytes = 0;
+};
+Shape shape_of(const std::string& kind, double size, int ranks);
+
+void write_measurements(const std::string& path, const Measurements& m);
+// InvalidArgument naming the file and what is wrong.
+Measurements read_measurements(const std::string& path);
+
+// "8 B", "64 KiB", "32 MiB".
+std::string size_text(double bytes);
+
+}  // namespace dist::calibrate
