@@ -24,7 +24,8 @@ class Predictor {
  public:
   explicit Predictor(const Cluster& cluster);  // cluster.network is set
 
-  // The rank runs user code from now on (its compute is timed) / stops (the time since counts).
+  // The rank runs user code from now on (its CPU time is measured) / stops (the CPU time since
+  // counts, times Network::compute_scale).
   void resume(int rank);
   void pause(int rank);
   // Compute time added explicitly (dist::sim::advance, a stall fault).
@@ -54,7 +55,7 @@ class Predictor {
   struct RankClock {
     double now = 0;
     double compute_us = 0, comm_us = 0, late_us = 0;
-    std::chrono::steady_clock::time_point resumed{};
+    double resumed_cpu_us = 0;  // the thread's CPU time when it resumed
     bool running = false;
     bool ready = false;
     double ready_key = 0;
