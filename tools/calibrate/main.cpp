@@ -53,6 +53,12 @@ struct Args {
   std::exit(2);
 }
 
+std::string shown(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 double number(const std::string& flag, const std::string& text, double low, double high) {
   std::size_t used = 0;
   double v = 0;
@@ -62,8 +68,7 @@ double number(const std::string& flag, const std::string& text, double low, doub
     used = 0;
   }
   if (used != text.size() || !(v >= low && v <= high))
-    bad(flag + " takes a number in [" + std::to_string(low) + ", " + std::to_string(high) +
-        "], got '" + text + "'");
+    bad(flag + " takes a number in [" + shown(low) + ", " + shown(high) + "], got '" + text + "'");
   return v;
 }
 
