@@ -24,9 +24,7 @@ namespace {
 
 constexpr int tags = 2;
 
-bool receives_from_any_source(dist::Backend backend) {
-  return backend != dist::Backend::nccl;
-}
+bool receives_from_any_source(dist::Backend backend) { return backend != dist::Backend::nccl; }
 
 // Sender s's k-th message on `tag`: `count` copies of s * 10000 + k.
 std::vector<std::int32_t> payload(int sender, int k, std::size_t count) {

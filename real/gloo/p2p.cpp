@@ -43,8 +43,9 @@ using namespace gloo_p2p;
 class SendWork final : public P2PWork {
  public:
   SendWork(std::shared_ptr<::gloo::Context> context, core::Buf data, int dst, std::uint64_t head,
-           std::uint64_t slot, std::shared_ptr<GlooBackend::PostedAck> ack, std::chrono::milliseconds timeout,
-           std::shared_ptr<const ErrorMapper> errors, std::string operation, int peer, int me)
+           std::uint64_t slot, std::shared_ptr<GlooBackend::PostedAck> ack,
+           std::chrono::milliseconds timeout, std::shared_ptr<const ErrorMapper> errors,
+           std::string operation, int peer, int me)
       : P2PWork(std::move(context), Header{.count = data.count, .dtype = data.dtype}, timeout,
                 std::move(errors), std::move(operation), peer, me),
         ack_(std::move(ack)) {
@@ -116,8 +117,9 @@ Work GlooBackend::recv(core::Buf data, int src, int tag) {
   const bool any = src == any_source;
   const int peer = any ? -1 : spec_.global_ranks[static_cast<std::size_t>(src)];
   const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
-  std::string what = "recv from " + (any ? std::string("any rank") : "rank " + std::to_string(peer)) +
-                     " (tag " + std::to_string(tag) + ")";
+  std::string what = "recv from " +
+                     (any ? std::string("any rank") : "rank " + std::to_string(peer)) + " (tag " +
+                     std::to_string(tag) + ")";
   try {
     auto work = std::make_shared<RecvWork>(context_, data, src, tag, spec_.timeout, errors_, what,
                                            peer, me, spec_.global_ranks, recv_order_);

@@ -35,8 +35,8 @@ void RecvWork::post_rest(int src, std::uint32_t n) {
   src_ = src;
   set_peer(world_ranks_[static_cast<std::size_t>(src)]);
   const std::uint64_t slot = data_prefix | slot_of(tag_, n);
-  for_each_piece(stream_length(mine_), [&](int k, std::size_t start, std::size_t capacity,
-                                           std::size_t held) {
+  for_each_piece(stream_length(mine_),
+                 [&](int k, std::size_t start, std::size_t capacity, std::size_t held) {
     if (k == 0) return;  // the head, posted already
     if (held == capacity) {
       if (!body_) body_ = context_->createUnboundBuffer(data_.data, data_.bytes());
@@ -57,9 +57,9 @@ void RecvWork::post_rest(int src, std::uint32_t n) {
 
 int RecvWork::await_head(Clock::time_point deadline) {
   // At least 1 ms: gloo treats 0 as "its default".
-  const auto left = std::max(
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
-      std::chrono::milliseconds(1));
+  const auto left =
+      std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+               std::chrono::milliseconds(1));
   int sender = -1;
   first_buffer_->waitRecv(&sender, left);
   head_done_ = true;

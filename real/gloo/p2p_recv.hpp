@@ -57,7 +57,7 @@ class RecvWork final : public P2PWork {
   int tag_;
   std::vector<int> world_ranks_;
   std::weak_ptr<RecvOrder> order_;
-  bool head_done_ = false;  // piece 0 came (await_head)
+  bool head_done_ = false;              // piece 0 came (await_head)
   std::unique_ptr<std::byte[]> first_;  // scratch, not zeroed: gloo writes it
   std::size_t first_size_ = 0;
   std::unique_ptr<UnboundBuffer> first_buffer_;
