@@ -130,7 +130,7 @@ Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const c
     if (!t.backend->receives_from_any_source())
       throw InvalidArgument(where(function, argument) + " is any_source, which the " +
                             std::string(to_string(t.backend->kind())) +
-                            " backend does not support (sim and mpi do)");
+                            " backend does not support (sim, gloo and mpi do)");
     if (t.size == 1)
       throw InvalidArgument(where(function, argument) +
                             " is any_source, but the group has no other rank to send");

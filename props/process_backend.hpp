@@ -160,18 +160,24 @@ struct ProcessBackend {
   static constexpr Capabilities capabilities =
       detail::real_capabilities(K, K == dist::Backend::mpi ? 25 : 8);
   // Why a rank per process cannot run here: the backend's own reason, or a launcher it needs.
+  static const dist::real::BackendEntry& entry() { return dist::real::backend_entry(K, "props"); }
   static std::string unavailable() {
-    const auto& entry = dist::real::backend_entry(K, "props");
-    if (std::string why = entry.unavailable(1); !why.empty()) return why;
-    if (entry.launcher == "mpi" && !procs::under_mpirun())
+    if (std::string why = entry().unavailable(1); !why.empty()) return why;
+    if (entry().launcher == "mpi" && !procs::under_mpirun())
       return "its processes must be mpirun's: DIST_PROPS_PROCS_BACKEND=" + name() +
              " props/run_procs.sh";
     return "";
   }
   // A process per rank (the launcher's world size), each within what the backend runs here
-  // (nccl: a GPU per rank).
+  // (nccl: a GPU per rank). A backend whose ranks are never threads (mpi) answers for ranks in
+  // one process, which is not what a world of processes asks: it runs as many as were launched.
   static int max_ranks() {
+    if (!entry().threads) return procs::launched_processes();
     return std::min(detail::max_ranks_here(K), procs::launched_processes());
+  }
+  // Why a world of `ranks` processes cannot run here ("" when it can).
+  static std::string unavailable_for(int ranks) {
+    return entry().unavailable(entry().threads ? ranks : 1);
   }
 
   template <class F>
@@ -184,7 +190,8 @@ struct ProcessBackend {
     if (shape.size() > cluster.size())
       RC_DISCARD(name() + ": " + std::to_string(shape.size()) + " ranks, but only " +
                  std::to_string(cluster.size()) + " processes");
-    detail::discard_beyond_limit(K, name(), shape.size());
+    if (const std::string why = unavailable_for(shape.size()); !why.empty())
+      RC_DISCARD(name() + ": " + why);
     const std::uint64_t id = cluster.next_case();
     std::ostringstream step;
     step << "case " << id << " of " << procs::test_name() << " on " << shape;

@@ -1,8 +1,8 @@
 // Point-to-point messages: send/recv (blocking) and isend/irecv (returning a Work). `dst`/`src`
 // are ranks within `group`; a recv matches the oldest unmatched send from `src` with the same tag.
-// `src` = any_source (sim and mpi) takes a message with that tag from whichever rank sends one;
-// recv returns the rank the message came from, and an irecv's Work::source() tells it. In sim's
-// deterministic mode the sender chosen among those ready comes from Cluster.seed.
+// `src` = any_source (sim, gloo and mpi) takes a message with that tag from whichever rank sends
+// one; recv returns the rank the message came from, and an irecv's Work::source() tells it. In
+// sim's deterministic mode the sender chosen among those ready comes from Cluster.seed.
 // A send completes when its receiver has the data: code that counts on buffering is caught as a
 // deadlock in sim instead of hanging on a real network for large messages.
 #pragma once

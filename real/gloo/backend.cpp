@@ -19,6 +19,7 @@
 #include "core/host_reduce.hpp"
 #include "core/work_state.hpp"
 #include "real/gloo/connect.hpp"
+#include "real/gloo/p2p_recv.hpp"
 
 namespace dist::real {
 
@@ -53,6 +54,7 @@ GlooBackend::GlooBackend(GlooGroupSpec spec)
           spec_.timeout, spec_.store, spec_.prefix)) {
   try {
     context_ = connect_group(spec_, *errors_);
+    recv_order_ = std::make_shared<gloo_p2p::RecvOrder>(spec_.rank, size());
   } catch (...) {
     errors_->rethrow_current("rendezvous");
   }

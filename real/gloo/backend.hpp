@@ -25,6 +25,10 @@ class Device;
 
 namespace dist::real {
 
+namespace gloo_p2p {
+class RecvOrder;
+}
+
 // What a rank needs to join a gloo group.
 struct GlooGroupSpec {
   std::shared_ptr<core::Store> store;  // the job's store
@@ -52,6 +56,7 @@ class GlooBackend final : public core::BackendImpl {
   Work all_gather(core::Buf input, core::Buf output) override;
   Work send(core::Buf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
+  bool receives_from_any_source() const override { return true; }
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
 
@@ -78,7 +83,8 @@ class GlooBackend final : public core::BackendImpl {
   std::uint32_t sequence_ = 0;
   int splits_ = 0;
   std::map<std::pair<int, int>, std::uint32_t> sends_;  // (peer, tag) -> messages so far
-  std::map<std::pair<int, int>, std::uint32_t> recvs_;
+  // The order receives are posted in, a receive from any_source among them (p2p_recv.hpp).
+  std::shared_ptr<gloo_p2p::RecvOrder> recv_order_;
   // (peer, tag) -> the recv of the next send's ack, posted with the previous send so that a
   // receiver that is ready first answers at once and the send's wait() does not wait for it.
   std::map<std::pair<int, int>, std::shared_ptr<PostedAck>> next_acks_;

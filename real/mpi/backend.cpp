@@ -25,15 +25,20 @@ struct Staged {
   std::byte* out = nullptr;
 };
 
+// The input's room is never empty, so the staged input and output never share an address: Open
+// MPI's non-blocking collectives (libnbc) take a send buffer equal to the receive buffer for
+// MPI_IN_PLACE, and an uneven all_to_all of a rank that sends nothing then exchanged its receive
+// counts both ways and hung its peers.
 Staged stage(const core::Buf* input, const core::Buf* output, std::size_t head = 0) {
   head = (head + 15) / 16 * 16;
   const std::size_t in_bytes = input ? input->bytes() : 0;
   const std::size_t out_bytes = output ? output->bytes() : 0;
+  const std::size_t in_room = std::max<std::size_t>((in_bytes + 15) / 16 * 16, 16);
   Staged s;
-  s.scratch.resize(head + in_bytes + out_bytes);
+  s.scratch.resize(head + in_room + out_bytes);
   s.head = s.scratch.data();
   s.in = s.head + head;
-  s.out = s.in + in_bytes;
+  s.out = s.in + in_room;
   if (in_bytes > 0) std::memcpy(s.in, input->data, in_bytes);
   return s;
 }

@@ -69,5 +69,42 @@ TEST_F(UnevenAllToAll, SpanAsyncAndListFormsMatchTheReference) {
   }
 }
 
+// Rank 0 sends nothing and the last rank receives nothing, the others exchange blocks larger than
+// a shared-memory eager message (an empty input must not read as MPI_IN_PLACE on mpi).
+TEST_F(UnevenAllToAll, ARankThatSendsNothingAndOneThatReceivesNothing) {
+  for (int n : world_runner().world_sizes) {
+    if (n < 2) continue;
+    const auto split_of = [n](int r, int j) -> std::size_t {
+      return r == 0 || j == n - 1 ? 0 : 3000 + static_cast<std::size_t>(r * n + j);
+    };
+    const auto got = run_world(n, [&] {
+      const int r = dist::get_rank();
+      std::vector<std::int64_t> in_splits, out_splits;
+      for (int j = 0; j < n; ++j) {
+        in_splits.push_back(static_cast<std::int64_t>(split_of(r, j)));
+        out_splits.push_back(static_cast<std::int64_t>(split_of(j, r)));
+      }
+      const auto in = input<double>(r, total(in_splits), 5);
+      std::vector<double> out(total(out_splits));
+      dist::all_to_all_async(std::span<double>(out), std::span<const double>(in), out_splits,
+                             in_splits)
+          .wait();
+      return out;
+    });
+    PerRank<double> inputs;
+    std::vector<std::vector<std::size_t>> splits(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      for (int j = 0; j < n; ++j) splits[static_cast<std::size_t>(r)].push_back(split_of(r, j));
+      std::size_t sum = 0;
+      for (const auto s : splits[static_cast<std::size_t>(r)]) sum += s;
+      inputs.push_back(input<double>(r, sum, 5));
+    }
+    const auto want = ref::all_to_all_v(inputs, splits);
+    for (const auto& [rank, out] : got)
+      EXPECT_TRUE(bits_equal(out, want[static_cast<std::size_t>(rank)]))
+          << world_runner().name << ", world " << n << ", rank " << rank;
+  }
+}
+
 }  // namespace
 }  // namespace conformance
