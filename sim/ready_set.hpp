@@ -1,6 +1,6 @@
 // The deterministic scheduler's set of ranks that can run: a Fenwick tree over the ranks, so
-// adding, removing and picking the k-th ready rank in rank order cost O(log ranks), not a scan of
-// the world at every switch.
+// adding, removing, counting the ready ranks below one and picking the k-th ready rank in rank
+// order cost O(log ranks), not a scan of the world at every switch.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +30,13 @@ class ReadySet {
   std::size_t size() const { return count_; }
   bool empty() const { return count_ == 0; }
 
+  // How many ready ranks are below `rank` (so kth(below(r)) is the first ready rank >= r).
+  std::size_t below(int rank) const {
+    std::size_t n = 0;
+    for (std::size_t i = static_cast<std::size_t>(rank); i > 0; i -= i & (~i + 1))
+      n += static_cast<std::size_t>(tree_[i]);
+    return n;
+  }
   // The k-th ready rank in rank order (k < size()).
   int kth(std::size_t k) const {
     std::size_t at = 0;

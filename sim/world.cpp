@@ -53,6 +53,7 @@ World::World(const Cluster& cluster)
   yield_rounds_ = spare_cores_ ? 200 : n <= 8 * cores ? 16 : 0;
   polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield measured slower (2 ranks)
   locked_ = deterministic() || trace_ || !cluster.faults.empty();
+  stretch_ = std::max(1, n / 1024);
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
     node_comms_.push_back(make_comm("node " + std::to_string(node),

@@ -172,6 +172,7 @@ class World {
                           std::optional<std::chrono::milliseconds> limit, bool waits_out);
   void yield(std::unique_lock<std::mutex>& lock, int rank);
   void pass_baton();
+  int pick_ready();
   bool advance_virtual_clock();
   void await_baton(std::unique_lock<std::mutex>& lock, int rank);
 
@@ -207,6 +208,8 @@ class World {
   std::mt19937_64 schedule_rng_;
   int baton_ = -1;          // the rank allowed to run
   ReadySet ready_;          // started, not finished, blocked nor asleep
+  int stretch_ = 1;         // the mean run of consecutive ranks between draws (pick_ready)
+  int stretch_left_ = 0;    // of the current one
   Fibers* fibers_ = nullptr;
   double virtual_us_ = 0;   // the virtual clock
   std::unique_ptr<model::Predictor> predictor_;  // Cluster::network's model
