@@ -35,6 +35,13 @@ struct DIST_API Network {
   // Ranks of one node that compute or copy at the same time (a CPU's cores); more ranks than
   // this on a node slow each call by ranks / cores. 0: one per rank (a GPU each).
   int cores_per_node = 0;
+  // A CPU's terms (0: none, as on GPUs, where NCCL's kernels reduce at link speed and buffers
+  // live in device memory). reduce_gbps: the rate at which a rank combines the bytes it reduces.
+  // cache_bytes and memory_gbps: a call whose size (as estimate() counts it) exceeds cache_bytes
+  // moves its bytes within a node at most at memory_gbps.
+  double reduce_gbps = 0;
+  double cache_bytes = 0;
+  double memory_gbps = 0;
   int nics_per_node = 1;
   Link nic{5.0, 25.0};  // one NIC; its latency includes the switch
   // The fabric's oversubscription: bandwidth across nodes is the NICs' divided by this (>= 1).

@@ -20,15 +20,21 @@ struct Terms {
   double intra = 0;      // one rank's rate within its node (sharing the node's bus)
   double node_nics = 0;  // the rate of the NICs the group's ranks of one node use together
   double slow = 1;       // more ranks than cores on a node
+  double reduce = 0;     // bytes/µs a rank combines (0: free)
+  // The time to combine `bytes` (0 when reductions are free).
+  double combine(double bytes) const { return reduce > 0 ? bytes / reduce : 0; }
 };
 
-Terms terms(const Network& net, int ranks_per_node, const Placement& at) {
+Terms terms(const Network& net, int ranks_per_node, const Placement& at, double size) {
   Terms t;
   t.p = at.ranks;
   t.k = std::max(at.most_per_node, 1);
   t.nodes = at.nodes;
   t.intra = bytes_per_us(net.intra.bandwidth_gbps * net.efficiency);
   if (net.node_gbps > 0) t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / t.k);
+  if (net.memory_gbps > 0 && net.cache_bytes > 0 && size > net.cache_bytes)
+    t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps));
+  t.reduce = net.reduce_gbps > 0 ? bytes_per_us(net.reduce_gbps) : 0;
   const double nics = std::clamp(net.nics_per_node * t.k / ranks_per_node, 1.0,
                                  static_cast<double>(net.nics_per_node));
   t.node_nics = bytes_per_us(net.nic.bandwidth_gbps * net.efficiency) * nics / net.oversubscription;
@@ -45,11 +51,13 @@ Terms terms(const Network& net, int ranks_per_node, const Placement& at) {
 
 Cost all_reduce(const Network& net, const Terms& t, double size) {
   const double o = net.call_overhead_us;
-  Cost best{o + 2 * (t.p - 1) * t.alpha + 2 * (t.p - 1) / t.p * size / t.ring_rate, "ring"};
+  Cost best{o + 2 * (t.p - 1) * t.alpha + 2 * (t.p - 1) / t.p * size / t.ring_rate +
+                t.combine((t.p - 1) / t.p * size),
+            "ring"};
   if (t.nodes > 1) {  // a chain inside each node, a binary tree across the nodes; up then down
     const double depth = std::ceil(std::log2(t.nodes)) * net.nic.latency_us +
                          (t.k - 1) * net.intra.latency_us;
-    const Cost tree{o + 2 * depth + 2 * size / t.ring_rate, "tree"};
+    const Cost tree{o + 2 * depth + 2 * size / t.ring_rate + t.combine(size), "tree"};
     if (tree.us < best.us) best = tree;
   }
   if (t.nodes == 1 && net.nvls_gbps > 0) {  // to the switch and back, reduced in the switch
@@ -111,7 +119,7 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
                 const Placement& where) {
   using K = core::CallKind;
   if (where.ranks <= 1) return {0, "local"};
-  const Terms t = terms(net, ranks_per_node, where);
+  const Terms t = terms(net, ranks_per_node, where, size);
   const double o = net.call_overhead_us;
   Cost c;
   switch (kind) {
@@ -121,11 +129,17 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
     case K::split_groups: c = all_reduce(net, t, 0); break;
     case K::all_gather:
     case K::all_gather_v:
-    case K::reduce_scatter:
-      c = {o + (t.p - 1) * t.alpha + (t.p - 1) / t.p * size / t.ring_rate, "ring"};
+    case K::reduce_scatter: {
+      const double combined = kind == K::reduce_scatter ? t.combine((t.p - 1) / t.p * size) : 0;
+      c = {o + (t.p - 1) * t.alpha + (t.p - 1) / t.p * size / t.ring_rate + combined, "ring"};
       break;
+    }
     case K::broadcast:
-    case K::reduce: c = {o + (t.p - 1) * t.alpha + size / t.ring_rate, "chain"}; break;
+    case K::reduce: {
+      const double combined = kind == K::reduce ? t.combine(size) : 0;
+      c = {o + (t.p - 1) * t.alpha + size / t.ring_rate + combined, "chain"};
+      break;
+    }
     case K::all_to_all:
     case K::all_to_all_v: c = all_to_all(net, t, size); break;
     case K::gather:

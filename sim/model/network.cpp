@@ -33,6 +33,12 @@ void check_network(const Network& n) {
   require(n.node_gbps >= 0 && std::isfinite(n.node_gbps), "node_gbps", n.node_gbps,
           ">= 0 (0: no limit)");
   require(n.cores_per_node >= 0, "cores_per_node", n.cores_per_node, ">= 0 (0: a core per rank)");
+  require(n.reduce_gbps >= 0 && std::isfinite(n.reduce_gbps), "reduce_gbps", n.reduce_gbps,
+          ">= 0 (0: reductions cost nothing)");
+  require(n.cache_bytes >= 0 && std::isfinite(n.cache_bytes), "cache_bytes", n.cache_bytes,
+          ">= 0 (0: no cache)");
+  require(n.memory_gbps >= 0 && std::isfinite(n.memory_gbps), "memory_gbps", n.memory_gbps,
+          ">= 0 (0: no limit)");
   require(n.nics_per_node >= 1, "nics_per_node", n.nics_per_node, ">= 1");
   require(n.oversubscription >= 1 && std::isfinite(n.oversubscription), "oversubscription",
           n.oversubscription, ">= 1");
@@ -51,6 +57,9 @@ void Network::save(const std::string& path) const {
       {"intra", to_json(intra)},
       {"node_gbps", node_gbps},
       {"cores_per_node", cores_per_node},
+      {"reduce_gbps", reduce_gbps},
+      {"cache_bytes", cache_bytes},
+      {"memory_gbps", memory_gbps},
       {"nics_per_node", nics_per_node},
       {"nic", to_json(nic)},
       {"oversubscription", oversubscription},
@@ -92,6 +101,9 @@ Network Network::load(const std::string& path) {
     take_link("intra", n.intra);
     take("node_gbps", n.node_gbps);
     take("cores_per_node", n.cores_per_node);
+    take("reduce_gbps", n.reduce_gbps);
+    take("cache_bytes", n.cache_bytes);
+    take("memory_gbps", n.memory_gbps);
     take("nics_per_node", n.nics_per_node);
     take_link("nic", n.nic);
     take("oversubscription", n.oversubscription);

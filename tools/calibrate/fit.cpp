@@ -12,18 +12,24 @@
 namespace dist::calibrate {
 
 namespace {
-using Vec = std::array<double, 3>;  // log of latency (us), bandwidth (GB/s), call overhead (us)
+// The logarithms of the fitted terms: latency (us), bandwidth (GB/s), call overhead (us),
+// reduction rate (GB/s), cache size (bytes), memory rate (GB/s).
+constexpr int terms = 6;
+using Vec = std::array<double, terms>;
 
 dist::sim::Network with(dist::sim::Network net, const Vec& x) {
   net.intra.latency_us = std::exp(x[0]);
   net.intra.bandwidth_gbps = std::exp(x[1]);
   net.call_overhead_us = std::exp(x[2]);
+  net.reduce_gbps = std::exp(x[3]);
+  net.cache_bytes = std::exp(x[4]);
+  net.memory_gbps = std::exp(x[5]);
   return net;
 }
 
 // Nelder-Mead from `x` with steps `step`: the simplex's best vertex after `iterations`.
 Vec nelder_mead(const std::function<double(const Vec&)>& f, Vec x, double step, int iterations) {
-  constexpr int n = 3;
+  constexpr int n = terms;
   std::array<Vec, n + 1> v;
   std::array<double, n + 1> fv;
   for (int i = 0; i <= n; ++i) {
@@ -37,7 +43,8 @@ Vec nelder_mead(const std::function<double(const Vec&)>& f, Vec x, double step, 
     return r;
   };
   for (int it = 0; it < iterations; ++it) {
-    std::array<int, n + 1> order{0, 1, 2, 3};
+    std::array<int, n + 1> order{};
+    for (int i = 0; i <= n; ++i) order[static_cast<std::size_t>(i)] = i;
     std::sort(order.begin(), order.end(), [&](int a, int b) { return fv[a] < fv[b]; });
     const int best = order[0], worst = order[n], second = order[n - 1];
     Vec centre{};
@@ -93,8 +100,11 @@ Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& point
     fastest = std::min(fastest, p.us);
     if (p.kind == "all_reduce") rate = std::max(rate, p.bytes / p.us / 1e3);
   }
-  Vec x{std::log(fastest / 3), std::log(rate), std::log(fastest / 3)};
-  for (int round = 0; round < 4; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 400);
+  Vec x{std::log(fastest / 3), std::log(rate), std::log(fastest / 3),
+        std::log(rate),           // reductions as fast as copies
+        std::log(16.0 * (1 << 20)),  // a cache of 16 MiB
+        std::log(rate)};          // memory as fast as the cache
+  for (int round = 0; round < 8; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 600);
   Fit fit;
   fit.network = with(start, x);
   fit.points = static_cast<int>(points.size());
