@@ -79,6 +79,21 @@ TEST(Predict, ChoosesTheFasterAlgorithmBySize) {
   EXPECT_GT(two.us, one.us);
 }
 
+TEST(Predict, CpuTermsSlowReductionsAndCallsLargerThanTheCache) {
+  Cluster c = predicting(1, 2);
+  const double copy_only = dist::sim::estimate(c, "all_reduce", 1'000'000).us;
+  c.network->reduce_gbps = 0.5;  // 500 B/us: half of the 1,000,000 bytes combined per rank
+  EXPECT_NEAR(dist::sim::estimate(c, "all_reduce", 1'000'000).us, copy_only + 1000, 1e-6);
+  EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 1'000'000).us,
+              dist::sim::estimate(predicting(1, 2), "all_gather", 1'000'000).us, 1e-9);
+  c.network->reduce_gbps = 0;
+  c.network->cache_bytes = 2'000'000;
+  c.network->memory_gbps = 0.25;  // a quarter of the link's rate
+  const double in_cache = dist::sim::estimate(c, "broadcast", 2'000'000).us;
+  const double beyond = dist::sim::estimate(c, "broadcast", 2'000'001).us;
+  EXPECT_NEAR(beyond - 1.0, 4 * (in_cache - 1.0), 1e-2);  // 1 us: one hop's latency
+}
+
 TEST(Predict, ARunPredictsWhatTheModelEstimates) {
   const Cluster c = predicting(1, 4);
   const std::size_t floats = 1 << 18;  // 1 MiB
@@ -251,11 +266,15 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   const auto good = (dir / "dist_profile_good.json").string();
   Network n = simple_network();
   n.cores_per_node = 2;
+  n.reduce_gbps = 3.5;
+  n.cache_bytes = 1 << 20;
   n.source = "a test";
   n.save(good);
   const Network back = Network::load(good);
   EXPECT_EQ(back.name, "simple");
   EXPECT_EQ(back.cores_per_node, 2);
+  EXPECT_DOUBLE_EQ(back.reduce_gbps, 3.5);
+  EXPECT_DOUBLE_EQ(back.cache_bytes, 1 << 20);
   EXPECT_DOUBLE_EQ(back.nic.bandwidth_gbps, 0.5);
   const Cluster c = dist::sim::this_machine(3, good);
   EXPECT_EQ(c.world_size(), 3);
