@@ -29,11 +29,13 @@ struct Link {
 struct DIST_API Network {
   std::string name = "network";  // shown in reports, e.g. "dgx_h100(128)"
   Link intra{1.0, 100.0};        // a rank to another rank of its node
-  // The node's total intra-node traffic at once (a memory bus, a CPU's copy bandwidth): transfers
-  // inside one node share it. 0: no such limit (every rank has its own link, as with NVSwitch).
+  // The node's total intra-node traffic at once (a memory bus, a CPU's copy bandwidth): the ranks
+  // of a node that send at once in an algorithm share it (all of them in a ring or an exchange,
+  // all but the last in a chain). 0: no such limit (each rank has its own link, as with NVSwitch).
   double node_gbps = 0;
-  // Ranks of one node that compute or copy at the same time (a CPU's cores); more ranks than
-  // this on a node slow each call by ranks / cores. 0: one per rank (a GPU each).
+  // Ranks of one node that run at the same time (a CPU's cores); more ranks than this on a node
+  // slow each call's latency-bound steps by ranks / cores (a step waits for its rank to be
+  // scheduled; bulk copies share node_gbps however the cores run them). 0: one per rank.
   int cores_per_node = 0;
   // A CPU's terms (0: none, as on GPUs, where NCCL's kernels reduce at link speed and buffers
   // live in device memory). reduce_gbps: the rate at which a rank combines the bytes it reduces.

@@ -19,19 +19,26 @@ struct Terms {
   double ring_rate = 0;  // bytes/µs each rank of a ring sends at
   double intra = 0;      // one rank's rate within its node (sharing the node's bus)
   double node_nics = 0;  // the rate of the NICs the group's ranks of one node use together
-  double slow = 1;       // more ranks than cores on a node
+  // More ranks than cores on a node: each latency-bound step waits for its rank to be scheduled
+  // (ranks / cores). Bulk copies are not slowed further: the ranks sending at once already share
+  // the node's copy rate (node_gbps), whichever cores run them.
+  double slow = 1;
+  double lat(double us) const { return us * slow; }
   double reduce = 0;     // bytes/µs a rank combines (0: free)
   // The time to combine `bytes` (0 when reductions are free).
   double combine(double bytes) const { return reduce > 0 ? bytes / reduce : 0; }
 };
 
-Terms terms(const Network& net, int ranks_per_node, const Placement& at, double size) {
+// `senders`: how many of a node's ranks move data at once in the algorithm (they share node_gbps).
+Terms terms(const Network& net, int ranks_per_node, const Placement& at, double size,
+            double senders) {
   Terms t;
   t.p = at.ranks;
   t.k = std::max(at.most_per_node, 1);
   t.nodes = at.nodes;
   t.intra = bytes_per_us(net.intra.bandwidth_gbps * net.efficiency);
-  if (net.node_gbps > 0) t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / t.k);
+  if (net.node_gbps > 0)
+    t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / senders);
   if (net.memory_gbps > 0 && net.cache_bytes > 0 && size > net.cache_bytes)
     t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps));
   t.reduce = net.reduce_gbps > 0 ? bytes_per_us(net.reduce_gbps) : 0;
@@ -51,17 +58,18 @@ Terms terms(const Network& net, int ranks_per_node, const Placement& at, double 
 
 Cost all_reduce(const Network& net, const Terms& t, double size) {
   const double o = net.call_overhead_us;
-  Cost best{o + 2 * (t.p - 1) * t.alpha + 2 * (t.p - 1) / t.p * size / t.ring_rate +
+  Cost best{t.lat(o + 2 * (t.p - 1) * t.alpha) + 2 * (t.p - 1) / t.p * size / t.ring_rate +
                 t.combine((t.p - 1) / t.p * size),
             "ring"};
   if (t.nodes > 1) {  // a chain inside each node, a binary tree across the nodes; up then down
     const double depth = std::ceil(std::log2(t.nodes)) * net.nic.latency_us +
                          (t.k - 1) * net.intra.latency_us;
-    const Cost tree{o + 2 * depth + 2 * size / t.ring_rate + t.combine(size), "tree"};
+    const Cost tree{t.lat(o + 2 * depth) + 2 * size / t.ring_rate + t.combine(size), "tree"};
     if (tree.us < best.us) best = tree;
   }
   if (t.nodes == 1 && net.nvls_gbps > 0) {  // to the switch and back, reduced in the switch
-    const Cost nvls{o + 2 * net.intra.latency_us + size / bytes_per_us(net.nvls_gbps), "nvls"};
+    const Cost nvls{t.lat(o + 2 * net.intra.latency_us) + size / bytes_per_us(net.nvls_gbps),
+                    "nvls"};
     if (nvls.us < best.us) best = nvls;
   }
   return best;
@@ -72,7 +80,8 @@ Cost all_reduce(const Network& net, const Terms& t, double size) {
 Cost all_to_all(const Network& net, const Terms& t, double size) {
   const double within = (t.k - 1) / t.p * size / t.intra;
   const double across = t.k * (t.p - t.k) / t.p * size / t.node_nics;
-  return {net.call_overhead_us + (t.p - 1) * t.alpha + std::max(within, across), "pairwise"};
+  return {t.lat(net.call_overhead_us + (t.p - 1) * t.alpha) + std::max(within, across),
+          "pairwise"};
 }
 
 // Gather and scatter: the root exchanges a 1/p share with each rank at once, over its own port
@@ -80,7 +89,7 @@ Cost all_to_all(const Network& net, const Terms& t, double size) {
 Cost linear(const Network& net, const Terms& t, int ranks_per_node, double size) {
   const double within = (t.k - 1) / t.p * size / t.intra;
   const double across = (t.p - t.k) / t.p * size / nic_rate(net, ranks_per_node);
-  return {net.call_overhead_us + t.alpha + std::max(within, across), "linear"};
+  return {t.lat(net.call_overhead_us + t.alpha) + std::max(within, across), "linear"};
 }
 }  // namespace
 
@@ -119,7 +128,11 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
                 const Placement& where) {
   using K = core::CallKind;
   if (where.ranks <= 1) return {0, "local"};
-  const Terms t = terms(net, ranks_per_node, where, size);
+  // A chain's last rank only receives: one sender fewer than the node's ranks (the root alone on
+  // two ranks); every rank of a ring or an exchange sends at once.
+  const bool chain = kind == K::broadcast || kind == K::reduce;
+  const double k = std::max(where.most_per_node, 1);
+  const Terms t = terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k);
   const double o = net.call_overhead_us;
   Cost c;
   switch (kind) {
@@ -131,13 +144,14 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
     case K::all_gather_v:
     case K::reduce_scatter: {
       const double combined = kind == K::reduce_scatter ? t.combine((t.p - 1) / t.p * size) : 0;
-      c = {o + (t.p - 1) * t.alpha + (t.p - 1) / t.p * size / t.ring_rate + combined, "ring"};
+      c = {t.lat(o + (t.p - 1) * t.alpha) + (t.p - 1) / t.p * size / t.ring_rate + combined,
+           "ring"};
       break;
     }
     case K::broadcast:
     case K::reduce: {
       const double combined = kind == K::reduce ? t.combine(size) : 0;
-      c = {o + (t.p - 1) * t.alpha + size / t.ring_rate + combined, "chain"};
+      c = {t.lat(o + (t.p - 1) * t.alpha) + size / t.ring_rate + combined, "chain"};
       break;
     }
     case K::all_to_all:
@@ -147,13 +161,12 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
     case K::send:
     case K::recv: {
       const bool same_node = where.nodes == 1;
-      c = {same_node ? net.intra.latency_us + size / t.intra
-                     : net.nic.latency_us + size / nic_rate(net, ranks_per_node),
+      c = {same_node ? t.lat(net.intra.latency_us) + size / t.intra
+                     : t.lat(net.nic.latency_us) + size / nic_rate(net, ranks_per_node),
            "direct"};
       break;
     }
   }
-  c.us *= t.slow;
   return c;
 }
 

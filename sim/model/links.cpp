@@ -31,7 +31,7 @@ double Links::transfer(int src, int dst, double bytes, double ready_us) {
   const int src_node = src / ranks_per_node_, dst_node = dst / ranks_per_node_;
   if (src_node == dst_node) {
     const double start = std::max({ready_us, out, in});
-    const double busy = bytes / intra_rate(net_) * slow_;
+    const double busy = bytes / intra_rate(net_);
     out = in = start + busy;
     return start + net_.intra.latency_us * slow_ + busy;
   }
@@ -39,7 +39,7 @@ double Links::transfer(int src, int dst, double bytes, double ready_us) {
   double& lane_in = first_free(nic_in_[static_cast<std::size_t>(dst_node)]);
   // One NIC each side; the rank's own share of its node's NICs when that is more than one.
   const double start = std::max({ready_us, out, in, lane_out, lane_in});
-  const double busy = bytes / nic_rate(net_, ranks_per_node_) * slow_;
+  const double busy = bytes / nic_rate(net_, ranks_per_node_);
   out = in = lane_out = lane_in = start + busy;
   return start + net_.nic.latency_us * slow_ + busy;
 }

@@ -94,6 +94,28 @@ TEST(Predict, CpuTermsSlowReductionsAndCallsLargerThanTheCache) {
   EXPECT_NEAR(beyond - 1.0, 4 * (in_cache - 1.0), 1e-2);  // 1 us: one hop's latency
 }
 
+TEST(Predict, ANodesCopyRateIsSharedByTheRanksSendingAtOnce) {
+  Cluster c = predicting(1, 2);
+  c.network->intra.latency_us = 0;
+  c.network->node_gbps = 1;  // as fast as one rank's link: two senders get half each
+  // A broadcast on two ranks has one sender, who keeps the whole rate; an all_gather's two
+  // senders (each sending half of the size) share it.
+  EXPECT_NEAR(dist::sim::estimate(c, "broadcast", 1'000'000).us, 1000, 1e-6);
+  EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 1'000'000).us, 1000, 1e-6);
+  c.network->node_gbps = 0;
+  EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 1'000'000).us, 500, 1e-6);
+}
+
+TEST(Predict, MoreRanksThanCoresSlowTheLatencyBoundSteps) {
+  Cluster c = predicting(1, 4);
+  const auto small = dist::sim::estimate(c, "all_gather", 8).us;
+  const auto large = dist::sim::estimate(c, "all_gather", 4'000'000).us;
+  c.network->cores_per_node = 2;
+  EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 8).us, small + 3.0, 1e-9);
+  // The bulk term (3/4 of 4 MB at 1 GB/s) is not slowed; the 3 steps' latency is.
+  EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 4'000'000).us, large + 3.0, 1e-9);
+}
+
 TEST(Predict, ARunPredictsWhatTheModelEstimates) {
   const Cluster c = predicting(1, 4);
   const std::size_t floats = 1 << 18;  // 1 MiB

@@ -13,8 +13,8 @@ namespace dist::calibrate {
 
 namespace {
 // The logarithms of the fitted terms: latency (us), bandwidth (GB/s), call overhead (us),
-// reduction rate (GB/s), cache size (bytes), memory rate (GB/s).
-constexpr int terms = 6;
+// reduction rate (GB/s), cache size (bytes), memory rate (GB/s), the node's copy rate (GB/s).
+constexpr int terms = 7;
 using Vec = std::array<double, terms>;
 
 dist::sim::Network with(dist::sim::Network net, const Vec& x) {
@@ -24,6 +24,7 @@ dist::sim::Network with(dist::sim::Network net, const Vec& x) {
   net.reduce_gbps = std::exp(x[3]);
   net.cache_bytes = std::exp(x[4]);
   net.memory_gbps = std::exp(x[5]);
+  net.node_gbps = std::exp(x[6]);
   return net;
 }
 
@@ -103,7 +104,8 @@ Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& point
   Vec x{std::log(fastest / 3), std::log(rate), std::log(fastest / 3),
         std::log(rate),           // reductions as fast as copies
         std::log(16.0 * (1 << 20)),  // a cache of 16 MiB
-        std::log(rate)};          // memory as fast as the cache
+        std::log(rate),           // memory as fast as the cache
+        std::log(4 * rate)};      // the node's copies not limiting
   for (int round = 0; round < 8; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 600);
   Fit fit;
   fit.network = with(start, x);

@@ -19,9 +19,10 @@ struct Fit {
   int points = 0;
 };
 
-// Fits intra.latency_us, intra.bandwidth_gbps, call_overhead_us, reduce_gbps, cache_bytes and
-// memory_gbps of `start` (whose other fields, cores_per_node among them, are kept) to `points`,
-// by Nelder-Mead over the logarithms of the six terms. InvalidArgument when `points` is empty.
+// Fits intra.latency_us, intra.bandwidth_gbps, call_overhead_us, reduce_gbps, cache_bytes,
+// memory_gbps and node_gbps of `start` (whose other fields, cores_per_node among them, are kept)
+// to `points`, by Nelder-Mead over the logarithms of the seven terms. InvalidArgument when
+// `points` is empty.
 Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& points);
 
 }  // namespace dist::calibrate
