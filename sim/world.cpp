@@ -213,6 +213,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     }
   }
   settle(op, static_cast<std::size_t>(group_rank), std::move(arrival), locked_);
+  if (predictor_) predictor_->on_posted(rank, *op, op->calls[static_cast<std::size_t>(group_rank)]);
   if (locked_) yield(lock, rank);
   return op;
 }

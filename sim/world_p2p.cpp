@@ -37,6 +37,7 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
   }
   const std::size_t index = is_send ? 0 : 1;
   settle(op, index, register_arrival(*op, index, std::move(call)), true);
+  if (predictor_) predictor_->on_posted(rank, *op, op->calls[index]);
   yield(lock, rank);
   return op;
 }

@@ -5,6 +5,7 @@
 // predicts its time. Prints each bucket size's predicted step and the busbw of every bucket.
 //   usage: predict [--nodes N] [--params FLOATS] [--buckets KIB,KIB,...] [--layer-us US]
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
@@ -70,17 +71,19 @@ Step run_step(const Options& o, std::size_t bucket_floats) {
       cluster,
       [&] {
         const int rank = dist::get_rank();
-        const auto world = static_cast<float>(dist::get_world_size());
+        const std::int64_t world = dist::get_world_size();
         for (int layer = 0; layer < 8; ++layer)
           dist::sim::advance(std::chrono::nanoseconds(static_cast<long long>(o.layer_us * 1e3)));
-        std::vector<float> grads(o.params, static_cast<float>(rank + 1));
+        // Small integers, so that every partial sum is exact in float at any world size.
+        std::vector<float> grads(o.params, static_cast<float>(rank % 4 + 1));
         for (std::size_t at = 0; at < o.params; at += bucket_floats) {
           const std::size_t n = std::min(bucket_floats, o.params - at);
           const auto before = dist::sim::now();
           dist::all_reduce(std::span<float>(grads.data() + at, n));
           if (rank == 0) step.buckets.push_back({n * sizeof(float), (dist::sim::now() - before).count()});
         }
-        const float expected = world * (world + 1) / 2;  // exact in float up to 2^24
+        const std::int64_t rest = world % 4;
+        const auto expected = static_cast<float>(world / 4 * 10 + rest * (rest + 1) / 2);
         for (const float g : grads)
           if (g != expected) return false;
         return true;
@@ -120,8 +123,8 @@ int main(int argc, char** argv) {
       const std::string which = end - b == 1 ? "bucket " + std::to_string(b)
                                              : "buckets " + std::to_string(b) + "-" +
                                                    std::to_string(end - 1);
-      std::printf("  %s: %zu KiB each in %.1f us, busbw %.1f GB/s\n", which.c_str(),
-                  s.buckets[b].bytes / 1024, s.buckets[b].us,
+      std::printf("  %s: %zu KiB%s in %.1f us, busbw %.1f GB/s\n", which.c_str(),
+                  s.buckets[b].bytes / 1024, end - b == 1 ? "" : " each", s.buckets[b].us,
                   algbw * dist::bench::busbw_factor(dist::bench::Pattern::all_reduce, ranks));
     }
   }

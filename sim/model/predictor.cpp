@@ -102,10 +102,24 @@ void Predictor::on_all_arrived(Op& op) {
   op.model_end_us = start + cost.us;
 }
 
+namespace {
+// What tells a recycled op's uses apart: p2p ops are numbered in the run, collectives per group.
+std::uint64_t number_of(const Op& op) { return op.p2p ? op.id : op.seq; }
+}  // namespace
+
+void Predictor::on_posted(int rank, const Op& op, const Call& call) {
+  ranks_[static_cast<std::size_t>(rank)].posted.push_back(
+      {&op, number_of(op), call.start_us, call_bytes(call), report_kind(call)});
+}
+
 void Predictor::on_waited(int rank, const Op& op, double entered_us) {
   RankClock& r = ranks_[static_cast<std::size_t>(rank)];
-  const int i = op.index_of(rank);
-  const Call& mine = op.calls[static_cast<std::size_t>(std::max(i, 0))];
+  const auto it = std::find_if(r.posted.begin(), r.posted.end(), [&](const Posted& p) {
+    return p.op == &op && p.number == number_of(op);
+  });
+  if (it == r.posted.end()) return;  // waited twice: counted the first time
+  const Posted mine = *it;
+  r.posted.erase(it);
   r.now = std::max(r.now, op.model_end_us);
   const double blocked = r.now - entered_us;
   const double late =
@@ -114,12 +128,12 @@ void Predictor::on_waited(int rank, const Op& op, double entered_us) {
   r.late_us += late;
   const std::uint64_t comm = op.comm ? op.comm->id : 0;
   if (op.p2p && !group_names_.contains(comm)) group_names_.emplace(comm, short_name(*op.comm));
-  const std::string_view kind = report_kind(mine);
+  const std::string_view kind = mine.kind;
   auto e = std::find_if(r.entries.begin(), r.entries.end(),
                         [&](const Entry& x) { return x.comm == comm && x.kind == kind; });
   if (e == r.entries.end()) e = r.entries.insert(e, Entry{comm, kind});
   ++e->calls;
-  e->bytes += call_bytes(mine);
+  e->bytes += mine.bytes;
   e->blocked_us += blocked;
   e->late_us += late;
   rekey(rank);

@@ -35,6 +35,9 @@ class Predictor {
   // Every participant of `op` has arrived (each call's start_us is its arrival): sets the op's
   // modeled start (the last arrival) and end.
   void on_all_arrived(Op& op);
+  // `rank` posted `call`, its side of `op`: kept until its wait, which then need not search a
+  // large op's participants for the rank.
+  void on_posted(int rank, const Op& op, const Call& call);
   // `rank` got past its wait on `op` (done), which it entered at clock `entered_us`.
   void on_waited(int rank, const Op& op, double entered_us);
 
@@ -52,6 +55,14 @@ class Predictor {
     int calls = 0;
     double bytes = 0, blocked_us = 0, late_us = 0;
   };
+  // A posted call not yet waited: its op (the pointer and its number, as ops are recycled), when
+  // the rank posted it, its bytes and its kind for the report.
+  struct Posted {
+    const Op* op = nullptr;
+    std::uint64_t number = 0;
+    double start_us = 0, bytes = 0;
+    std::string_view kind;
+  };
   struct RankClock {
     double now = 0;
     double compute_us = 0, comm_us = 0, late_us = 0;
@@ -60,6 +71,7 @@ class Predictor {
     bool ready = false;
     double ready_key = 0;
     std::vector<Entry> entries;
+    std::vector<Posted> posted;
   };
   void rekey(int rank);
   double size_of(const Op& op) const;  // the op's size as nccl-tests counts it
