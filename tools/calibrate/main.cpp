@@ -1,6 +1,7 @@
 // dist_calibrate: measures this machine's real backend (gloo processes under distrun, mpi under
-// mpirun) on the five collectives from 8 B to 64 MiB, fits the network model's latency,
-// bandwidth and per-call terms to the smallest world's points and writes the JSON profile that
+// mpirun) on the five collectives from 8 B to 64 MiB, fits the network model's terms (latency,
+// bandwidth, per-call overhead and the CPU terms: reductions, cache, memory, the node's copy rate)
+// to the smallest world's points and writes the JSON profile that
 // dist::sim::this_machine(ranks, profile) loads.
 //   dist_calibrate [--backend gloo|mpi] [--ranks 2,4] [--quick] [--out this_machine.json]
 #include <unistd.h>
