@@ -140,6 +140,28 @@ TEST(Predict, ARunPredictsWhatTheModelEstimates) {
   EXPECT_THAT(p.summary(), HasSubstr("all_reduce on world: 1 calls, 1.0 MiB"));
 }
 
+TEST(Predict, ReturnsTheRanksResultsAndFillsThePredictionOfAFailedRun) {
+  const Cluster c = predicting(1, 2);
+  Prediction p;
+  const auto ranks = dist::sim::run(c, [] { return dist::get_rank() * 10; }, p);
+  EXPECT_EQ(ranks, (std::vector<int>{0, 10}));
+  EXPECT_EQ(p.ranks.size(), 2u);
+  // Rank 1 never calls the barrier: the run fails, and what was predicted until then is kept.
+  Prediction failed;
+  try {
+    dist::sim::run(c, [] {
+      dist::sim::advance(5us);
+      if (dist::get_rank() == 0) dist::barrier();
+    }, failed);
+    ADD_FAILURE() << "the run should have failed";
+  } catch (const dist::sim::RunError& e) {
+    EXPECT_TRUE(e.failed_with<dist::DeadlockError>(0));
+  }
+  ASSERT_EQ(failed.ranks.size(), 2u);
+  EXPECT_DOUBLE_EQ(failed.ranks[1].total_us, 5);
+  EXPECT_DOUBLE_EQ(failed.ranks[1].compute_us, 5);
+}
+
 TEST(Predict, ALatePeerDelaysTheOthersAndIsReported) {
   const Cluster c = predicting(1, 4);
   Prediction p;
