@@ -83,9 +83,7 @@ double World::now_us() const {
       .count();
 }
 
-double World::call_time(int rank) const {
-  return predictor_ ? predictor_->clock(rank) : now_us();
-}
+double World::call_time(int rank) const { return predictor_ ? predictor_->clock(rank) : now_us(); }
 
 double World::end_time(const Op& op) const {
   if (!predictor_) return now_us();

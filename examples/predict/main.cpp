@@ -70,23 +70,24 @@ Step run_step(const Options& o, std::size_t bucket_floats) {
   const auto ok = dist::sim::run(
       cluster,
       [&] {
-        const int rank = dist::get_rank();
-        const std::int64_t world = dist::get_world_size();
-        for (int layer = 0; layer < 8; ++layer)
-          dist::sim::advance(std::chrono::nanoseconds(static_cast<long long>(o.layer_us * 1e3)));
-        // Small integers, so that every partial sum is exact in float at any world size.
-        std::vector<float> grads(o.params, static_cast<float>(rank % 4 + 1));
-        for (std::size_t at = 0; at < o.params; at += bucket_floats) {
-          const std::size_t n = std::min(bucket_floats, o.params - at);
-          const auto before = dist::sim::now();
-          dist::all_reduce(std::span<float>(grads.data() + at, n));
-          if (rank == 0) step.buckets.push_back({n * sizeof(float), (dist::sim::now() - before).count()});
-        }
-        const std::int64_t rest = world % 4;
-        const auto expected = static_cast<float>(world / 4 * 10 + rest * (rest + 1) / 2);
-        for (const float g : grads)
-          if (g != expected) return false;
-        return true;
+    const int rank = dist::get_rank();
+    const std::int64_t world = dist::get_world_size();
+    for (int layer = 0; layer < 8; ++layer)
+      dist::sim::advance(std::chrono::nanoseconds(static_cast<long long>(o.layer_us * 1e3)));
+    // Small integers, so that every partial sum is exact in float at any world size.
+    std::vector<float> grads(o.params, static_cast<float>(rank % 4 + 1));
+    for (std::size_t at = 0; at < o.params; at += bucket_floats) {
+      const std::size_t n = std::min(bucket_floats, o.params - at);
+      const auto before = dist::sim::now();
+      dist::all_reduce(std::span<float>(grads.data() + at, n));
+      if (rank == 0)
+        step.buckets.push_back({n * sizeof(float), (dist::sim::now() - before).count()});
+    }
+    const std::int64_t rest = world % 4;
+    const auto expected = static_cast<float>(world / 4 * 10 + rest * (rest + 1) / 2);
+    for (const float g : grads)
+      if (g != expected) return false;
+    return true;
       },
       step.prediction);
   for (const bool b : ok) step.correct = step.correct && b;
@@ -98,9 +99,10 @@ Step run_step(const Options& o, std::size_t bucket_floats) {
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   const int ranks = o.nodes * 8;
-  std::printf("predict: a data-parallel step on dgx_h100(%d) = %d ranks, %zu KiB of gradients "
-              "per rank, backward %.0f us\n",
-              o.nodes, ranks, o.params * sizeof(float) / 1024, 8 * o.layer_us);
+  std::printf(
+      "predict: a data-parallel step on dgx_h100(%d) = %d ranks, %zu KiB of gradients "
+      "per rank, backward %.0f us\n",
+      o.nodes, ranks, o.params * sizeof(float) / 1024, 8 * o.layer_us);
   std::vector<double> comm;
   for (const std::size_t kib : o.bucket_kib) {
     const std::size_t floats = std::max<std::size_t>(1, kib * 1024 / sizeof(float));
@@ -120,9 +122,9 @@ int main(int argc, char** argv) {
              s.buckets[end].us == s.buckets[b].us)
         ++end;
       const double algbw = static_cast<double>(s.buckets[b].bytes) / s.buckets[b].us / 1e3;
-      const std::string which = end - b == 1 ? "bucket " + std::to_string(b)
-                                             : "buckets " + std::to_string(b) + "-" +
-                                                   std::to_string(end - 1);
+      const std::string which =
+          end - b == 1 ? "bucket " + std::to_string(b)
+                       : "buckets " + std::to_string(b) + "-" + std::to_string(end - 1);
       std::printf("  %s: %zu KiB%s in %.1f us, busbw %.1f GB/s\n", which.c_str(),
                   s.buckets[b].bytes / 1024, end - b == 1 ? "" : " each", s.buckets[b].us,
                   algbw * dist::bench::busbw_factor(dist::bench::Pattern::all_reduce, ranks));

@@ -25,7 +25,8 @@ struct Link {
 // pipelined chain for broadcast and reduce; pairwise exchange for all_to_all, its cross-node
 // share through the NICs; a linear fan-in or fan-out for gather and scatter). Sends and receives
 // take their link (a rank's own port within a node, one of its node's NICs across nodes), and
-// transfers that share a port or NIC queue behind each other. docs/prediction.md gives the formulas.
+// transfers that share a port or NIC queue behind each other. docs/prediction.md gives the
+// formulas.
 struct DIST_API Network {
   std::string name = "network";  // shown in reports, e.g. "dgx_h100(128)"
   Link intra{1.0, 100.0};        // a rank to another rank of its node

@@ -52,10 +52,10 @@ struct CallTime {
 // One rank's predicted time.
 struct RankPrediction {
   int rank = 0;
-  double total_us = 0;    // its clock when its function returned
-  double compute_us = 0;  // compute between calls (measured × compute_scale, plus advance())
-  double comm_us = 0;     // blocked in communication
-  double late_peers_us = 0;  // of comm_us: waiting for peers that arrived later
+  double total_us = 0;          // its clock when its function returned
+  double compute_us = 0;        // compute between calls (measured × compute_scale, plus advance())
+  double comm_us = 0;           // blocked in communication
+  double late_peers_us = 0;     // of comm_us: waiting for peers that arrived later
   std::vector<CallTime> calls;  // by kind and group, in order of first call
 };
 
@@ -92,10 +92,12 @@ DIST_API void run_predicting(const Cluster& cluster, const std::function<void(in
 // Runs fn() on every rank of `cluster` (which must have a network and the deterministic
 // schedule) and fills `prediction`; returns fn's results as run() does. When a rank fails the
 // RunError is thrown and `prediction` holds what was predicted up to then.
-template <class F> auto run(const Cluster& cluster, F&& fn, Prediction& prediction) {
+template <class F>
+auto run(const Cluster& cluster, F&& fn, Prediction& prediction) {
   using R = std::invoke_result_t<F&>;
   if constexpr (std::is_void_v<R>) {
-    detail::run_predicting(cluster, [&](int) { fn(); }, prediction);
+    detail::run_predicting(
+        cluster, [&](int) { fn(); }, prediction);
   } else {
     detail::check_cluster(cluster);
     std::vector<std::optional<R>> slots(static_cast<std::size_t>(cluster.world_size()));

@@ -12,8 +12,8 @@ constexpr double bytes_per_us(double gbps) { return gbps * 1e3; }  // 1 GB/s = 1
 
 // What the formulas need of a group on a network.
 struct Terms {
-  double p = 1;          // ranks
-  double k = 1;          // the most ranks on one node
+  double p = 1;  // ranks
+  double k = 1;  // the most ranks on one node
   int nodes = 1;
   double alpha = 0;      // latency of one step of a ring or chain
   double ring_rate = 0;  // bytes/µs each rank of a ring sends at
@@ -24,7 +24,7 @@ struct Terms {
   // the node's copy rate (node_gbps), whichever cores run them.
   double slow = 1;
   double lat(double us) const { return us * slow; }
-  double reduce = 0;     // bytes/µs a rank combines (0: free)
+  double reduce = 0;  // bytes/µs a rank combines (0: free)
   // The time to combine `bytes` (0 when reductions are free).
   double combine(double bytes) const { return reduce > 0 ? bytes / reduce : 0; }
 };
@@ -62,8 +62,8 @@ Cost all_reduce(const Network& net, const Terms& t, double size) {
                 t.combine((t.p - 1) / t.p * size),
             "ring"};
   if (t.nodes > 1) {  // a chain inside each node, a binary tree across the nodes; up then down
-    const double depth = std::ceil(std::log2(t.nodes)) * net.nic.latency_us +
-                         (t.k - 1) * net.intra.latency_us;
+    const double depth =
+        std::ceil(std::log2(t.nodes)) * net.nic.latency_us + (t.k - 1) * net.intra.latency_us;
     const Cost tree{t.lat(o + 2 * depth) + 2 * size / t.ring_rate + t.combine(size), "tree"};
     if (tree.us < best.us) best = tree;
   }
@@ -80,8 +80,7 @@ Cost all_reduce(const Network& net, const Terms& t, double size) {
 Cost all_to_all(const Network& net, const Terms& t, double size) {
   const double within = (t.k - 1) / t.p * size / t.intra;
   const double across = t.k * (t.p - t.k) / t.p * size / t.node_nics;
-  return {t.lat(net.call_overhead_us + (t.p - 1) * t.alpha) + std::max(within, across),
-          "pairwise"};
+  return {t.lat(net.call_overhead_us + (t.p - 1) * t.alpha) + std::max(within, across), "pairwise"};
 }
 
 // Gather and scatter: the root exchanges a 1/p share with each rank at once, over its own port

@@ -1,10 +1,11 @@
 // A Network's checks and its JSON profile (written by dist_calibrate, read by this_machine).
+#include "dist/network.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "dist/errors.hpp"
-#include "dist/network.hpp"
 
 namespace dist::sim {
 
@@ -18,8 +19,8 @@ void require(bool ok, const std::string& field, double value, const std::string&
 void check_link(const Link& link, const std::string& name) {
   require(std::isfinite(link.latency_us) && link.latency_us >= 0, name + ".latency_us",
           link.latency_us, "a finite latency >= 0");
-  require(std::isfinite(link.bandwidth_gbps) && link.bandwidth_gbps > 0,
-          name + ".bandwidth_gbps", link.bandwidth_gbps, "a finite bandwidth > 0");
+  require(std::isfinite(link.bandwidth_gbps) && link.bandwidth_gbps > 0, name + ".bandwidth_gbps",
+          link.bandwidth_gbps, "a finite bandwidth > 0");
 }
 
 nlohmann::json to_json(const Link& l) {
@@ -47,8 +48,8 @@ void check_network(const Network& n) {
           ">= 0 (0: none)");
   require(n.call_overhead_us >= 0 && std::isfinite(n.call_overhead_us), "call_overhead_us",
           n.call_overhead_us, ">= 0");
-  require(n.compute_scale >= 0 && std::isfinite(n.compute_scale), "compute_scale",
-          n.compute_scale, ">= 0");
+  require(n.compute_scale >= 0 && std::isfinite(n.compute_scale), "compute_scale", n.compute_scale,
+          ">= 0");
 }
 
 void Network::save(const std::string& path) const {
@@ -71,7 +72,8 @@ void Network::save(const std::string& path) const {
   };
   std::ofstream out(path);
   out << j.dump(2) << "\n";
-  if (!out) throw Error(ErrorCode::backend, "dist::sim::Network::save: cannot write '" + path + "'");
+  if (!out)
+    throw Error(ErrorCode::backend, "dist::sim::Network::save: cannot write '" + path + "'");
 }
 
 Network Network::load(const std::string& path) {

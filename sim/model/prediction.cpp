@@ -58,12 +58,13 @@ std::string Prediction::summary() const {
   std::string out = "predicted step time " + time_text(step_us()) + " on " + network + " (" +
                     std::to_string(ranks.size()) + " ranks); slowest rank " +
                     std::to_string(r.rank) + ": compute " + time_text(r.compute_us) +
-                    ", communication " + time_text(r.comm_us) + " (" +
-                    time_text(r.late_peers_us) + " of it waiting for late peers)\n";
+                    ", communication " + time_text(r.comm_us) + " (" + time_text(r.late_peers_us) +
+                    " of it waiting for late peers)\n";
   std::vector<const CallTime*> calls;
   for (const auto& c : r.calls) calls.push_back(&c);
-  std::stable_sort(calls.begin(), calls.end(),
-                   [](const CallTime* a, const CallTime* b) { return a->blocked_us > b->blocked_us; });
+  std::stable_sort(calls.begin(), calls.end(), [](const CallTime* a, const CallTime* b) {
+    return a->blocked_us > b->blocked_us;
+  });
   for (const CallTime* c : calls)
     out += "  " + c->kind + " on " + c->group + ": " + std::to_string(c->calls) + " calls, " +
            bytes_text(c->bytes) + ", " + time_text(c->blocked_us) + "\n";
@@ -73,8 +74,9 @@ std::string Prediction::summary() const {
 Estimate estimate(const Cluster& cluster, std::string_view kind, std::size_t bytes,
                   const std::vector<int>& ranks) {
   if (!cluster.network)
-    throw InvalidArgument("dist::sim::estimate: the cluster has no network (set Cluster::network "
-                          "or use a preset such as dist::sim::dgx_h100)");
+    throw InvalidArgument(
+        "dist::sim::estimate: the cluster has no network (set Cluster::network "
+        "or use a preset such as dist::sim::dgx_h100)");
   detail::check_cluster(cluster);
   std::vector<int> all;
   const std::vector<int>* group = &ranks;

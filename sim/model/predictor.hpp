@@ -82,10 +82,11 @@ class Predictor {
   std::vector<RankClock> ranks_;
   std::set<std::pair<double, int>> ready_;
   std::unordered_map<std::uint64_t, std::string> group_names_;  // by communicator id
-  std::unordered_map<std::uint64_t, Placement> placements_;      // by communicator id
+  std::unordered_map<std::uint64_t, Placement> placements_;     // by communicator id
 };
 
-// The report's name for an op's kind: a p2p op that carries an all_to_all's pieces is named after it.
+// The report's name for an op's kind: a p2p op that carries an all_to_all's pieces is named after
+// it.
 std::string_view report_kind(const Call& call);
 
 }  // namespace dist::sim::model

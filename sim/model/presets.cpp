@@ -37,8 +37,8 @@ Network nccl_gpus(std::string name) {
 
 Cluster dgx_h100(int nodes) {
   Network n = nccl_gpus("dgx_h100");
-  n.intra.bandwidth_gbps = 450;  // NVLink 4: 18 links x 25 GB/s per direction
-  n.nic.bandwidth_gbps = 50;     // ConnectX-7, 400 Gb/s
+  n.intra.bandwidth_gbps = 450;         // NVLink 4: 18 links x 25 GB/s per direction
+  n.nic.bandwidth_gbps = 50;            // ConnectX-7, 400 Gb/s
   n.nvls_gbps = 480.0 / (2.0 * 7 / 8);  // NVLS all_reduce peaks near 480 GB/s busbw on 8 GPUs
   n.source =
       "NVIDIA H100 and DGX H100 datasheets (NVLink 4 at 900 GB/s bidirectional, 8 x 400 Gb/s "

@@ -1,5 +1,7 @@
 // The network model (Cluster::network): predicted clocks, the report, the presets against the
 // published figures they come from, and the model's argument errors.
+#include "dist/predict.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "dist/dist.hpp"
-#include "dist/predict.hpp"
 
 namespace {
 
@@ -42,9 +43,7 @@ Cluster predicting(int nodes, int ranks_per_node, Network net = simple_network()
   return c;
 }
 
-double busbw_gbps(double bytes, double us, int n) {
-  return 2.0 * (n - 1) / n * bytes / us / 1e3;
-}
+double busbw_gbps(double bytes, double us, int n) { return 2.0 * (n - 1) / n * bytes / us / 1e3; }
 
 const dist::sim::CallTime* find_call(const dist::sim::RankPrediction& r, const std::string& kind) {
   for (const auto& c : r.calls)
@@ -120,10 +119,13 @@ TEST(Predict, ARunPredictsWhatTheModelEstimates) {
   const Cluster c = predicting(1, 4);
   const std::size_t floats = 1 << 18;  // 1 MiB
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     std::vector<float> v(floats, 1.0f);
     dist::all_reduce(std::span<float>(v));
-  }, p);
+      },
+      p);
   const auto e = dist::sim::estimate(c, "all_reduce", floats * sizeof(float));
   ASSERT_EQ(p.ranks.size(), 4u);
   EXPECT_DOUBLE_EQ(p.step_us(), e.us);
@@ -143,16 +145,20 @@ TEST(Predict, ARunPredictsWhatTheModelEstimates) {
 TEST(Predict, ReturnsTheRanksResultsAndFillsThePredictionOfAFailedRun) {
   const Cluster c = predicting(1, 2);
   Prediction p;
-  const auto ranks = dist::sim::run(c, [] { return dist::get_rank() * 10; }, p);
+  const auto ranks = dist::sim::run(
+      c, [] { return dist::get_rank() * 10; }, p);
   EXPECT_EQ(ranks, (std::vector<int>{0, 10}));
   EXPECT_EQ(p.ranks.size(), 2u);
   // Rank 1 never calls the barrier: the run fails, and what was predicted until then is kept.
   Prediction failed;
   try {
-    dist::sim::run(c, [] {
+    dist::sim::run(
+        c,
+        [] {
       dist::sim::advance(5us);
       if (dist::get_rank() == 0) dist::barrier();
-    }, failed);
+        },
+        failed);
     ADD_FAILURE() << "the run should have failed";
   } catch (const dist::sim::RunError& e) {
     EXPECT_TRUE(e.failed_with<dist::DeadlockError>(0));
@@ -165,10 +171,13 @@ TEST(Predict, ReturnsTheRanksResultsAndFillsThePredictionOfAFailedRun) {
 TEST(Predict, ALatePeerDelaysTheOthersAndIsReported) {
   const Cluster c = predicting(1, 4);
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     if (dist::get_rank() == 3) dist::sim::advance(100us);
     dist::barrier();
-  }, p);
+      },
+      p);
   const double cost = dist::sim::estimate(c, "barrier", 0).us;
   for (const auto& r : p.ranks) EXPECT_DOUBLE_EQ(r.total_us, 100 + cost) << "rank " << r.rank;
   EXPECT_DOUBLE_EQ(p.ranks[0].late_peers_us, 100);
@@ -197,12 +206,15 @@ TEST(Predict, ComputeOverlapsAnAsyncCollective) {
   const Cluster c = predicting(1, 2);
   const double cost = dist::sim::estimate(c, "all_reduce", 4 << 20).us;
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     std::vector<float> v(1 << 20, 1.0f);
     auto work = dist::all_reduce_async(std::span<float>(v));
     dist::sim::advance(std::chrono::nanoseconds(static_cast<long long>(cost * 2e3)));
     work.wait();
-  }, p);
+      },
+      p);
   for (const auto& r : p.ranks) {
     EXPECT_NEAR(r.total_us, 2 * cost, 1e-6);
     EXPECT_NEAR(r.comm_us, 0, 1e-6);  // the wait found it done
@@ -213,7 +225,9 @@ TEST(Predict, SendsFromOneRankQueueOnItsPort) {
   const Cluster c = predicting(1, 3);
   const std::size_t bytes = 1'000'000;  // 1,000 us at 1 GB/s
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     std::vector<std::uint8_t> buf(bytes);
     if (dist::get_rank() == 0) {
       auto a = dist::isend(std::span<const std::uint8_t>(buf), 1);
@@ -223,7 +237,8 @@ TEST(Predict, SendsFromOneRankQueueOnItsPort) {
     } else {
       dist::recv(std::span<std::uint8_t>(buf), 0);
     }
-  }, p);
+      },
+      p);
   // Both leave through rank 0's port one after the other: the second ends a transfer later.
   const double one = 1.0 + 1000.0;
   const double first = std::min(p.ranks[1].total_us, p.ranks[2].total_us);
@@ -236,11 +251,14 @@ TEST(Predict, SendsFromOneRankQueueOnItsPort) {
 TEST(Predict, ACrossNodeSendGoesThroughTheNics) {
   const Cluster c = predicting(2, 1);
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     std::vector<std::uint8_t> buf(500'000);  // 1,000 us at 0.5 GB/s
     if (dist::get_rank() == 0) dist::send(std::span<const std::uint8_t>(buf), 1);
     else dist::recv(std::span<std::uint8_t>(buf), 0);
-  }, p);
+      },
+      p);
   EXPECT_NEAR(p.ranks[1].total_us, 10.0 + 1000.0, 1e-6);
   EXPECT_EQ(find_call(p.ranks[0], "send")->calls, 1);
 }
@@ -248,12 +266,15 @@ TEST(Predict, ACrossNodeSendGoesThroughTheNics) {
 TEST(Predict, UnevenAllToAllIsReportedByItsName) {
   const Cluster c = predicting(1, 2);
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     std::vector<float> in(4, 1.0f), out(4);
     const std::vector<std::int64_t> splits{2, 2};
     dist::all_to_all(std::span<float>(out), std::span<const float>(in),
                      std::span<const std::int64_t>(splits), std::span<const std::int64_t>(splits));
-  }, p);
+      },
+      p);
   EXPECT_NE(find_call(p.ranks[0], "all_to_all_v"), nullptr);
   EXPECT_GT(p.step_us(), 0);
 }
@@ -264,11 +285,14 @@ double bucketed(std::size_t total_floats, std::size_t bucket_floats) {
   Cluster c = dist::sim::dgx_h100(2);
   c.network->compute_scale = 0;  // the calls only: the vectors' filling would count otherwise
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     std::vector<float> grads(total_floats, 1.0f);
     for (std::size_t at = 0; at < total_floats; at += bucket_floats)
       dist::all_reduce(std::span<float>(grads.data() + at, bucket_floats));
-  }, p);
+      },
+      p);
   double sum = 0;
   for (std::size_t at = 0; at < total_floats; at += bucket_floats)
     sum += dist::sim::estimate(c, "all_reduce", bucket_floats * sizeof(float)).us;
@@ -286,11 +310,14 @@ TEST(Predict, TheTraceHoldsThePredictedTimes) {
   Cluster c = predicting(1, 2);
   c.trace = path;
   Prediction p;
-  dist::sim::run(c, [&] {
+  dist::sim::run(
+      c,
+      [&] {
     dist::sim::advance(50us);
     std::vector<float> v(1000, 1.0f);
     dist::all_reduce(std::span<float>(v));
-  }, p);
+      },
+      p);
   const double cost = dist::sim::estimate(c, "all_reduce", 4000).us;
   std::ifstream in(path);
   const auto json = nlohmann::json::parse(in);
@@ -351,12 +378,19 @@ TEST(Predict, MisuseIsAnInvalidArgument) {
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra.bandwidth_gbps")));
   Prediction p;
   const Cluster none{.nodes = 1, .ranks_per_node = 2};
-  EXPECT_THAT([&] { dist::sim::run(none, [] {}, p); },
-              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("no network")));
+  EXPECT_THAT(
+      [&] {
+    dist::sim::run(
+        none, [] {}, p);
+      },
+      ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("no network")));
   EXPECT_THAT([] { dist::sim::estimate(dist::sim::dgx_h100(1), "all_reduse", 8); },
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("all_reduse")));
-  EXPECT_THAT([] { dist::sim::estimate(dist::sim::dgx_h100(1), "barrier", 0, {0, 9}); },
-              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("rank 9")));
+  EXPECT_THAT(
+      [] {
+    dist::sim::estimate(dist::sim::dgx_h100(1), "barrier", 0, {0, 9});
+      },
+      ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("rank 9")));
   EXPECT_THROW(dist::sim::dgx_h100(0), dist::InvalidArgument);
   EXPECT_THROW(dist::sim::advance(-1ns), dist::InvalidArgument);
   dist::sim::advance(1ms);  // outside a run: nothing to advance, no error

@@ -101,11 +101,13 @@ Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& point
     fastest = std::min(fastest, p.us);
     if (p.kind == "all_reduce") rate = std::max(rate, p.bytes / p.us / 1e3);
   }
-  Vec x{std::log(fastest / 3), std::log(rate), std::log(fastest / 3),
-        std::log(rate),           // reductions as fast as copies
+  Vec x{std::log(fastest / 3),
+        std::log(rate),
+        std::log(fastest / 3),
+        std::log(rate),              // reductions as fast as copies
         std::log(16.0 * (1 << 20)),  // a cache of 16 MiB
-        std::log(rate),           // memory as fast as the cache
-        std::log(4 * rate)};      // the node's copies not limiting
+        std::log(rate),              // memory as fast as the cache
+        std::log(4 * rate)};         // the node's copies not limiting
   for (int round = 0; round < 8; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 600);
   Fit fit;
   fit.network = with(start, x);
