@@ -115,6 +115,17 @@ TEST(Predict, MoreRanksThanCoresSlowTheLatencyBoundSteps) {
   EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 4'000'000).us, large + 3.0, 1e-9);
 }
 
+TEST(Predict, AnOversubscribedFabricSlowsOnlyTrafficAcrossNodes) {
+  Cluster c = predicting(2, 2);
+  c.network->nic.latency_us = 0;
+  c.network->intra.latency_us = 0;
+  const auto across = dist::sim::estimate(c, "send", 1'000'000, {0, 2}).us;
+  const auto within = dist::sim::estimate(c, "send", 1'000'000, {0, 1}).us;
+  c.network->oversubscription = 2;
+  EXPECT_NEAR(dist::sim::estimate(c, "send", 1'000'000, {0, 2}).us, 2 * across, 1e-6);
+  EXPECT_NEAR(dist::sim::estimate(c, "send", 1'000'000, {0, 1}).us, within, 1e-9);
+}
+
 TEST(Predict, ARunPredictsWhatTheModelEstimates) {
   const Cluster c = predicting(1, 4);
   const std::size_t floats = 1 << 18;  // 1 MiB
