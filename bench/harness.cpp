@@ -8,8 +8,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "bench/batch_size.hpp"
 #include "bench/register.hpp"
+#include "dist/bench_timing.hpp"
 #include "dist/bus_bandwidth.hpp"
 #include "dist/dist.hpp"
 #include "dist/sim.hpp"

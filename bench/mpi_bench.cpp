@@ -18,8 +18,8 @@ template <class Op>
 dist::bench::ProcResult measure(const std::string& name, Op op, double min_time, double bytes,
                                 int n) {
   return dist::bench::measure_batches(
-      name, [&](int reps) { return dist::bench::slowest_rank_seconds(op, reps); }, min_time, bytes,
-      dist::bench::all_reduce_factor(n));
+      name, [&](int reps) { return dist::bench::mpi_slowest_rank_seconds(op, reps); }, min_time,
+      bytes, dist::bench::all_reduce_factor(n));
 }
 
 }  // namespace

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/batch_size.hpp"
 #include "bench/layer_sides.hpp"
 #include "bench/mpi_timing.hpp"
+#include "dist/bench_timing.hpp"
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
 
@@ -40,14 +40,15 @@ struct Triple {
 // meet the machine's slow and fast moments alike.
 Triple alternated(std::string name, double bytes, const std::vector<std::function<void()>>& ops,
                   int rounds) {
-  using dist::bench::slowest_rank_seconds;
-  for (const auto& op : ops) slowest_rank_seconds(op, 1);
-  const int reps = dist::bench::batch_size([&](int r) { return slowest_rank_seconds(ops[0], r); }, 5e-3);
+  using dist::bench::mpi_slowest_rank_seconds;
+  for (const auto& op : ops) mpi_slowest_rank_seconds(op, 1);
+  const int reps =
+      dist::bench::batch_size([&](int r) { return mpi_slowest_rank_seconds(ops[0], r); }, 5e-3);
   std::vector<std::vector<double>> times(ops.size());
   std::vector<double> ratios, ratios_blocking;
   for (int i = 0; i < rounds; ++i) {
     for (std::size_t k = 0; k < ops.size(); ++k)
-      times[k].push_back(slowest_rank_seconds(ops[k], reps) / reps);
+      times[k].push_back(mpi_slowest_rank_seconds(ops[k], reps) / reps);
     ratios.push_back(times[2].back() / times[1].back());
     ratios_blocking.push_back(times[2].back() / times[0].back());
   }
@@ -68,10 +69,11 @@ struct Pair {
 
 Pair paired(std::string name, double bytes, const std::function<void()>& a,
             const std::function<void()>& b, int rounds) {
-  using dist::bench::slowest_rank_seconds;
-  slowest_rank_seconds(a, 1);
-  slowest_rank_seconds(b, 1);
-  const int reps = dist::bench::batch_size([&](int r) { return slowest_rank_seconds(a, r); }, 5e-3);
+  using dist::bench::mpi_slowest_rank_seconds;
+  mpi_slowest_rank_seconds(a, 1);
+  mpi_slowest_rank_seconds(b, 1);
+  const int reps =
+      dist::bench::batch_size([&](int r) { return mpi_slowest_rank_seconds(a, r); }, 5e-3);
   std::vector<double> ta, tb, ratios;
   double sum_a = 0, sum_b = 0;
   for (int i = 0; i < rounds; ++i) {

@@ -51,23 +51,12 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// The slowest rank's seconds for `reps` calls of `op`, started together from a barrier.
-template <class Op>
-double slowest_rank_seconds(Op& op, int reps) {
-  dist::barrier();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) op();
-  std::vector<double> t{
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-  dist::all_reduce(t, dist::ReduceOp::max);
-  return t[0];
-}
-
 template <class Op>
 ProcResult measure(const std::string& name, Op op, double min_time, double bytes = 0,
                    double factor = 1) {
   return dist::bench::measure_batches(
-      name, [&](int reps) { return slowest_rank_seconds(op, reps); }, min_time, bytes, factor);
+      name, [&](int reps) { return dist::bench::slowest_rank_seconds(op, reps); }, min_time, bytes,
+      factor);
 }
 
 std::vector<ProcResult> run_suite(const std::string& tag, bool full) {

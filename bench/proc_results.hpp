@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/batch_size.hpp"
+#include "dist/bench_timing.hpp"
 #include "dist/bus_bandwidth.hpp"
 
 namespace dist::bench {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <thread>
 
+#include "dist/bench_timing.hpp"
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
 #include "tools/calibrate/points.hpp"
@@ -15,34 +16,20 @@ namespace dist::calibrate {
 
 namespace {
 
-// The slowest rank's seconds for `reps` calls of `op`, started together from a barrier.
-template <class Op>
-double slowest_seconds(Op& op, int reps) {
-  dist::barrier();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) op();
-  std::vector<double> t{
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-  dist::all_reduce(t, dist::ReduceOp::max);
-  return t[0];
-}
-
 // Microseconds per call: batches of about 2 ms (1, 10, 100, ... calls until one lasts 0.2 ms, then
 // scaled), repeated until `min_time_s` is spent and at least 5 batches ran; the fastest batch: on a
 // machine shared with other programs a batch the scheduler interrupted (a 4 ms time slice lost) is
 // slower by what the network does not cost, and the fastest batch is the least touched.
 template <class Op>
 Point time_calls(Op op, double min_time_s) {
-  slowest_seconds(op, 1);  // warm-up: connections, first-touch of the buffers
-  int reps = 1;
-  double t = slowest_seconds(op, reps);
-  while (t < 2e-4 && reps < 100000) t = slowest_seconds(op, reps *= 10);
-  reps = std::clamp(static_cast<int>(2e-3 * reps / std::max(t, 1e-9)), 1, 100000);
+  const auto slowest = [&](int reps) { return dist::bench::slowest_rank_seconds(op, reps); };
+  slowest(1);  // warm-up: connections, first-touch of the buffers
+  const int reps = dist::bench::batch_size(slowest, 2e-3, 100000);
   std::vector<double> per_call;
   double spent = 0;
   long long calls = 0;
   while (spent < min_time_s || per_call.size() < 5) {
-    const double s = slowest_seconds(op, reps);
+    const double s = slowest(reps);
     per_call.push_back(s / reps);
     spent += s;
     calls += reps;
