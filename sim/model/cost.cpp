@@ -36,15 +36,13 @@ Terms terms(const Network& net, int ranks_per_node, const Placement& at, double 
   t.p = at.ranks;
   t.k = std::max(at.most_per_node, 1);
   t.nodes = at.nodes;
-  t.intra = bytes_per_us(net.intra.bandwidth_gbps * net.efficiency);
+  t.intra = intra_rate(net);
   if (net.node_gbps > 0)
     t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / senders);
   if (net.memory_gbps > 0 && net.cache_bytes > 0 && size > net.cache_bytes)
     t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps));
   t.reduce = net.reduce_gbps > 0 ? bytes_per_us(net.reduce_gbps) : 0;
-  const double nics = std::clamp(net.nics_per_node * t.k / ranks_per_node, 1.0,
-                                 static_cast<double>(net.nics_per_node));
-  t.node_nics = bytes_per_us(net.nic.bandwidth_gbps * net.efficiency) * nics / net.oversubscription;
+  t.node_nics = nic_rate(net, ranks_per_node, t.k);
   if (at.nodes > 1) {
     t.alpha = net.nic.latency_us;
     t.ring_rate = at.most_per_node > 1 ? std::min(t.intra, t.node_nics) : t.node_nics;
@@ -117,8 +115,8 @@ double intra_rate(const Network& net) {
   return bytes_per_us(net.intra.bandwidth_gbps * net.efficiency);
 }
 
-double nic_rate(const Network& net, int ranks_per_node) {
-  const double share = std::clamp(static_cast<double>(net.nics_per_node) / ranks_per_node, 1.0,
+double nic_rate(const Network& net, int ranks_per_node, double ranks) {
+  const double share = std::clamp(net.nics_per_node * ranks / ranks_per_node, 1.0,
                                   static_cast<double>(net.nics_per_node));
   return bytes_per_us(net.nic.bandwidth_gbps * net.efficiency) * share / net.oversubscription;
 }

@@ -32,9 +32,10 @@ struct Cost {
 Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, double size,
                 const Placement& where);
 
-// The bandwidth (bytes per microsecond) one rank reaches to another within a node, and to a rank
-// of another node through its share of its node's NICs.
+// The bandwidth (bytes per microsecond) one rank reaches to another within a node; and the rate
+// across nodes of the NICs that `ranks` of a node own together (rail-optimized: each rank owns
+// nics_per_node / ranks_per_node of them, and at least one NIC serves them).
 double intra_rate(const Network& net);
-double nic_rate(const Network& net, int ranks_per_node);
+double nic_rate(const Network& net, int ranks_per_node, double ranks = 1);
 
 }  // namespace dist::sim::model

@@ -96,7 +96,6 @@ void Predictor::on_all_arrived(Op& op) {
   }
   auto [at, fresh] = placements_.try_emplace(op.comm->id);
   if (fresh) at->second = place(op.participants, cluster_.ranks_per_node);
-  if (!group_names_.contains(op.comm->id)) group_names_.emplace(op.comm->id, short_name(*op.comm));
   const Cost cost =
       collective(net_, cluster_.ranks_per_node, op.calls.front().kind, size_of(op), at->second);
   op.model_end_us = start + cost.us;
@@ -127,7 +126,7 @@ void Predictor::on_waited(int rank, const Op& op, double entered_us) {
   r.comm_us += blocked;
   r.late_us += late;
   const std::uint64_t comm = op.comm ? op.comm->id : 0;
-  if (op.p2p && !group_names_.contains(comm)) group_names_.emplace(comm, short_name(*op.comm));
+  if (op.comm && !group_names_.contains(comm)) group_names_.emplace(comm, short_name(*op.comm));
   const std::string_view kind = mine.kind;
   auto e = std::find_if(r.entries.begin(), r.entries.end(),
                         [&](const Entry& x) { return x.comm == comm && x.kind == kind; });

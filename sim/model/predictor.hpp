@@ -43,7 +43,6 @@ class Predictor {
 
   // Ready ranks by clock, for the scheduler (the earliest first; ties by rank).
   void set_ready(int rank, bool ready);
-  bool any_ready() const { return !ready_.empty(); }
   int earliest_ready() const { return ready_.begin()->second; }
 
   Prediction report() const;
