@@ -48,7 +48,8 @@ std::vector<int> world_sizes_for(Backend backend);
 // The raw Gloo handles of a gloo world's ranks (raw_gloo_bench.cpp; empty without gloo).
 struct RawGlooRanks;
 std::shared_ptr<RawGlooRanks> make_raw_gloo_ranks(int n);
-// Takes `rank`'s Gloo context from its world backend, runs `body`, then lets go of it.
+// Takes `rank`'s Gloo context from its world backend, runs `body`, then lets go of it; with no
+// ranks (a world of another backend) runs `body` alone.
 void with_raw_gloo(RawGlooRanks* ranks, int rank, const std::function<void()>& body);
 
 // Per-rank scratch buffers kept across benchmarks so page faults are paid once: host vectors,

@@ -2,6 +2,7 @@
 // DIST_BENCH_PROFILE environment variable; smoke by default), runs it and closes the worlds.
 // The real backends come from the registry: nccl joins where there is a GPU, in worlds of up to
 // one rank per GPU (one rank on a single GPU).
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -14,6 +15,9 @@
 
 namespace dist::bench {
 
+// Benchmarks that ended in an error: dist_bench then exits 1 (Google Benchmark itself exits 0).
+std::atomic<int> failed_benchmarks{0};
+
 void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
                    double min_time) {
   benchmark::RegisterBenchmark(name.c_str(), [name, fn = std::move(fn)](benchmark::State& state) {
@@ -21,6 +25,7 @@ void add_benchmark(const std::string& name, std::function<void(benchmark::State&
     try {
       fn(state);
     } catch (const std::exception& e) {
+      ++failed_benchmarks;
       state.SkipWithError(e.what());
       close_worlds();  // a failed world is not reused
     }
@@ -77,5 +82,10 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   close_worlds();
   benchmark::Shutdown();
+  if (const int failed = failed_benchmarks.load(); failed > 0) {
+    std::cerr << "dist_bench: " << failed << " benchmark run(s) ended in an error (ERROR OCCURRED"
+              << " above)\n";
+    return 1;
+  }
   return 0;
 }

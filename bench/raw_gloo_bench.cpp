@@ -135,6 +135,10 @@ std::shared_ptr<RawGlooRanks> make_raw_gloo_ranks(int n) {
 }
 
 void with_raw_gloo(RawGlooRanks* ranks, int rank, const std::function<void()>& body) {
+  if (!ranks) {  // not a gloo world (nccl): no raw baseline to hold
+    body();
+    return;
+  }
   const auto* context = core::current_context();
   auto* gloo =
       context && context->world && context->world->backend

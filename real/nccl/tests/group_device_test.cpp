@@ -262,7 +262,9 @@ TEST(NcclFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
 TEST(NcclInitDist, PicksTheDeviceOfTheLocalRank) {
   if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
   using test_support::ScopedEnv;
-  const int local_rank = 1;
+  // A world of one process has LOCAL_RANK 0 (init_dist refuses a local rank not below
+  // WORLD_SIZE); local ranks beyond it, process p on GPU p, are nccl_procs' (ci/gpu-run).
+  const int local_rank = 0;
   ScopedEnv rank("RANK", "0"), world("WORLD_SIZE", "1"), local("LOCAL_RANK", std::to_string(local_rank)),
       addr("MASTER_ADDR", "127.0.0.1"), port("MASTER_PORT", std::to_string(test_support::free_port()));
   dist::init_dist("pytorch", dist::Backend::nccl);

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/calls/call_layer.hpp"
 #include "core/context.hpp"
 #include "real/nccl/backend.hpp"
 #include "real/nccl/tests/late_fill.hpp"
@@ -25,8 +26,10 @@ using namespace nccl_test;
 using dist::ReduceOp;
 using dist::detail::buffer_of;
 
+// The world's NcclBackend, below the call layer that every world's backend is wrapped in.
 dist::real::NcclBackend& nccl_backend() {
-  return dynamic_cast<dist::real::NcclBackend&>(*dist::core::current_context()->world->backend);
+  return dynamic_cast<dist::real::NcclBackend&>(
+      dist::core::without_call_layer(*dist::core::current_context()->world->backend));
 }
 
 template <class T>
