@@ -44,8 +44,14 @@ FiberStacks::FiberStacks(std::size_t ranks, std::size_t size)
   // A guard region splits a slab's mapping in two per stack.
   const std::size_t limit = read_count("/proc/sys/vm/max_map_count");
   guarded_ = limit > 0 && maps_in_use() + 2 * ranks + maps_reserved < limit;
-  const std::size_t step = size_ + (guarded_ ? guard_bytes : 0);
-  per_slab_ = std::clamp<std::size_t>(slab_bytes / step, 1, std::max<std::size_t>(ranks, 1));
+  per_slab_ = std::clamp<std::size_t>(slab_bytes / step(), 1, std::max<std::size_t>(ranks, 1));
+}
+
+// A guard region below each stack; or the canary's line, so that a stack's top and the canary of
+// the stack above it share a page: a rank touches no page for its canary alone (one page less
+// per rank, and the check finds that page in the TLB: the rank below ran just before).
+std::size_t FiberStacks::step() const {
+  return guarded_ ? size_ + guard_bytes : size_ + canary_bytes;
 }
 
 FiberStacks::~FiberStacks() {
@@ -53,8 +59,7 @@ FiberStacks::~FiberStacks() {
 }
 
 void FiberStacks::map_slab() {
-  const std::size_t step = size_ + (guarded_ ? guard_bytes : 0);
-  const std::size_t bytes = step * per_slab_;
+  const std::size_t bytes = step() * per_slab_;
   void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapped == MAP_FAILED) throw std::bad_alloc();
@@ -62,9 +67,10 @@ void FiberStacks::map_slab() {
   slabs_.emplace_back(base, bytes);
   // Handed out from the top, so the first stacks are the first taken.
   for (std::size_t i = per_slab_; i-- > 0;) {
-    std::byte* at = base + i * step;
+    std::byte* at = base + i * step();
     if (guarded_ && mprotect(at, guard_bytes, PROT_NONE) != 0) throw std::bad_alloc();
-    free_.push_back({guarded_ ? at + guard_bytes : at, size_});
+    if (guarded_) free_.push_back({at + guard_bytes, size_});
+    else free_.push_back({at, size_ + canary_bytes});
   }
 }
 
@@ -72,7 +78,7 @@ FiberStacks::Stack FiberStacks::take() {
   if (free_.empty()) map_slab();
   Stack stack = free_.back();
   free_.pop_back();
-  if (!guarded_) {  // the canary's page is one more page every rank touches
+  if (!guarded_) {  // on the page of the top of the stack below
     auto* words = reinterpret_cast<std::uint64_t*>(stack.bottom);
     std::fill(words, words + canary_bytes / sizeof(std::uint64_t), canary_word);
   }

@@ -26,8 +26,8 @@ class FiberStacks {
   FiberStacks& operator=(const FiberStacks&) = delete;
 
   struct Stack {
-    std::byte* bottom = nullptr;  // lowest usable address
-    std::size_t size = 0;         // usable bytes
+    std::byte* bottom = nullptr;  // lowest address (the canary's, without guard regions)
+    std::size_t size = 0;         // bytes from `bottom` to the top
     std::byte* top() const { return bottom + size; }
   };
   // A stack from the pool; throws std::bad_alloc when no memory can be mapped.
@@ -38,11 +38,16 @@ class FiberStacks {
   std::size_t stack_size() const { return size_; }
   // Whether `stack`'s canary is intact (always, with guard regions).
   bool intact(const Stack& stack) const;
+  // Starts loading `stack`'s canary (nothing with guard regions), for an intact() to come.
+  void prefetch_canary(const Stack& stack) const {
+    if (!guarded_) __builtin_prefetch(stack.bottom);
+  }
   // How the stacks are protected (guard regions, or why there are none), for the overflow message.
   std::string protection() const;
 
  private:
   void map_slab();
+  std::size_t step() const;  // from one stack's start to the next one's in a slab
 
   std::size_t size_;
   std::size_t page_;

@@ -137,6 +137,7 @@ void Fibers::resume(int rank) {
   Slot& slot = slots_[static_cast<std::size_t>(rank)];
   Scheduler& s = *scheduler_;
   running_ = rank;
+  stacks_.prefetch_canary(slot.stack);  // in cache when the rank switches out and it is checked
   s.eh = eh_globals();
   eh_globals() = slot.eh;
   asan_start(&s.fake_stack, slot.stack.bottom, slot.stack.size);

@@ -164,10 +164,11 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   }
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)].value++;
   const std::size_t n = comm->members.size();
-  // A rank keeps a spare op for small communicators only: one per rank sized by a large one
-  // would make memory grow as ranks squared.
+  // A rank keeps a spare op for small communicators only (one per rank sized by a large one
+  // would make memory grow as ranks squared), and only in concurrent mode, where it spares an
+  // allocation under the gathering's gate: one rank at a time needs none (65,536 were 200 MiB).
   std::shared_ptr<Op>& spare = ranks_[static_cast<std::size_t>(rank)].spare;
-  const bool keeps_spare = n <= spare_limit;
+  const bool keeps_spare = !deterministic() && n <= spare_limit;
   if (keeps_spare && (!spare || spare->calls.size() != n)) spare = op_pool_.take(n);
   std::shared_ptr<Op> op;
   Arrival arrival;

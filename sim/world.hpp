@@ -94,7 +94,8 @@ class World {
     std::string error_text;
     std::shared_ptr<Op> waiting_on;
     // An op taken from the pool before the rank enters a communicator's gate, used there when it
-    // is the first to post a collective (so the gate is not held while a recycled op is reset).
+    // is the first to post a collective (so the gate is not held while a recycled op is reset);
+    // concurrent mode only.
     std::shared_ptr<Op> spare;
     int calls = 0;                                  // communication calls made (for faults)
     std::optional<double> sleep_until_us;           // deterministic: stalled by a fault
