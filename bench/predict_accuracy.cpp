@@ -7,41 +7,22 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "dist/bus_bandwidth.hpp"
-#include "dist/dist.hpp"
 #include "dist/predict.hpp"
+#include "tools/calibrate/points.hpp"
 
 namespace {
 
-struct Point {
-  std::string kind;
-  int ranks = 0;
-  double bytes = 0, measured_us = 0, predicted_us = 0;
-};
+using dist::calibrate::Point;
 
-// The collective of a measured point, once, with dist_calibrate's buffers: `bytes` is nccl-tests'
-// size (the buffer; all_gather's output; reduce_scatter's input; all_to_all's buffer).
+// The point's collective, once, with dist_calibrate's buffers.
 void call_once(const Point& p) {
-  const auto elements = static_cast<std::size_t>(p.bytes / sizeof(float));
-  const std::size_t share = elements / static_cast<std::size_t>(p.ranks);
-  if (p.kind == "all_reduce" || p.kind == "broadcast") {
-    std::vector<float> data(elements, 1.0f);
-    if (p.kind == "all_reduce") dist::all_reduce(data);
-    else dist::broadcast(data, 0);
-  } else if (p.kind == "all_gather") {
-    std::vector<float> in(share, 1.0f), out(elements);
-    dist::all_gather_async(std::span<float>(out), std::span<float>(in)).wait();
-  } else if (p.kind == "reduce_scatter") {
-    std::vector<float> in(elements, 1.0f), out(share);
-    dist::reduce_scatter(std::span<float>(out), std::span<float>(in));
-  } else {
-    std::vector<float> in(elements, 1.0f), out(elements);
-    dist::all_to_all(std::span<float>(out), std::span<float>(in));
-  }
+  const auto shape = dist::calibrate::shape_of(p.kind, p.bytes, p.ranks);
+  std::vector<float> in(shape.in, 1.0f), out(shape.out);
+  dist::calibrate::call_collective(p.kind, shape, in, out);
 }
 
 double predicted_us(const Point& p, const std::string& profile) {
@@ -51,15 +32,6 @@ double predicted_us(const Point& p, const std::string& profile) {
   dist::sim::run(
       cluster, [&] { call_once(p); }, prediction);
   return prediction.step_us();
-}
-
-std::string size_text(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  while (b >= 1024 && u < 3) b /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f %s", b, units[u]);
-  return buf;
 }
 
 // The dgx_h100 preset's all_reduce busbw (GB/s) on one node of 8 GPUs at 8 GiB, as nccl-tests
@@ -94,31 +66,26 @@ int main(int argc, char** argv) {
   }
   if (profile.empty() || measured.empty()) return usage("--profile and --measured are required");
   try {
-    std::ifstream in(measured);
-    if (!in) return usage(("cannot read " + measured).c_str());
-    const auto m = nlohmann::json::parse(in);
+    const auto m = dist::calibrate::read_measurements(measured);  // or InvalidArgument
     const auto net = dist::sim::Network::load(profile);  // the profile loads, or this throws
-    std::vector<Point> points;
-    for (const auto& j : m.at("points"))
-      points.push_back({j.at("kind"), j.at("ranks"), j.at("bytes"), j.at("us"), 0});
     std::printf("predicted (%s, fitted by dist_calibrate) / measured (%s processes), %zu points\n",
-                profile.c_str(), m.at("backend").get<std::string>().c_str(), points.size());
+                profile.c_str(), m.backend.c_str(), m.points.size());
     std::printf("%-15s %6s %10s %13s %13s %7s\n", "collective", "ranks", "size", "measured us",
                 "predicted us", "ratio");
     nlohmann::json rows = nlohmann::json::array();
     std::vector<std::pair<int, std::pair<int, int>>> within;  // ranks -> (within, all)
-    for (Point& p : points) {
-      p.predicted_us = predicted_us(p, profile);
-      const double ratio = p.predicted_us / p.measured_us;
+    for (const Point& p : m.points) {
+      const double predicted = predicted_us(p, profile);
+      const double ratio = predicted / p.us;
       const bool ok = ratio >= 0.75 && ratio <= 1.33;
       std::printf("%-15s %6d %10s %13.1f %13.1f %7.2f%s\n", p.kind.c_str(), p.ranks,
-                  size_text(p.bytes).c_str(), p.measured_us, p.predicted_us, ratio,
+                  dist::calibrate::size_text(p.bytes).c_str(), p.us, predicted, ratio,
                   ok ? "" : "  *");
       rows.push_back({{"kind", p.kind},
                       {"ranks", p.ranks},
                       {"bytes", p.bytes},
-                      {"measured_us", p.measured_us},
-                      {"predicted_us", p.predicted_us},
+                      {"measured_us", p.us},
+                      {"predicted_us", predicted},
                       {"ratio", ratio}});
       auto at = std::find_if(within.begin(), within.end(),
                              [&](const auto& w) { return w.first == p.ranks; });
@@ -145,7 +112,7 @@ int main(int argc, char** argv) {
       std::ofstream out(json_out);
       out << nlohmann::json{{"profile", profile},
                             {"network_source", net.source},
-                            {"backend", m.at("backend")},
+                            {"backend", m.backend},
                             {"points", rows},
                             {"within", shares},
                             {"dgx_h100", {{"ring_busbw", ring}, {"nvls_busbw", nvls}}}}

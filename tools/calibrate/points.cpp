@@ -1,10 +1,12 @@
-// dist_calibrate's measurement records and their JSON file.
+// dist_calibrate's measurement records, each point's collective, and their JSON file.
 #include "tools/calibrate/points.hpp"
 
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 
+#include "dist/dist.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::calibrate {
@@ -21,6 +23,16 @@ Shape shape_of(const std::string& kind, double size, int ranks) {
   else throw InvalidArgument("dist_calibrate: unknown collective '" + kind + "'");
   s.bytes = static_cast<double>(std::max(s.in, s.out) * sizeof(float));
   return s;
+}
+
+void call_collective(const std::string& kind, const Shape& s, std::vector<float>& in,
+                     std::vector<float>& out) {
+  const std::span<float> i(in.data(), s.in), o(out.data(), s.out);
+  if (kind == "all_reduce") dist::all_reduce(i);
+  else if (kind == "broadcast") dist::broadcast(i, 0);
+  else if (kind == "all_gather") dist::all_gather_async(o, i).wait();
+  else if (kind == "reduce_scatter") dist::reduce_scatter(o, i);
+  else dist::all_to_all(o, i);
 }
 
 void write_measurements(const std::string& path, const Measurements& m) {

@@ -1,5 +1,6 @@
-// dist_calibrate's measurements: one timed collective per point, and their JSON file (written by
-// dist_calibrate --measurements, read back by --from and by bench/predict_accuracy).
+// dist_calibrate's measurements: one timed collective per point (its buffers and its call), and
+// their JSON file (written by dist_calibrate --measurements, read back by --from and by
+// bench/predict_accuracy).
 #pragma once
 
 #include <string>
@@ -37,6 +38,10 @@ struct Shape {
   double bytes = 0;
 };
 Shape shape_of(const std::string& kind, double size, int ranks);
+// One call of `kind` on the first elements of `in` and `out` (`s`'s counts), through dist's API:
+// what dist_calibrate times on real processes and bench/predict_accuracy predicts on sim ranks.
+void call_collective(const std::string& kind, const Shape& s, std::vector<float>& in,
+                     std::vector<float>& out);
 
 void write_measurements(const std::string& path, const Measurements& m);
 // InvalidArgument naming the file and what is wrong.

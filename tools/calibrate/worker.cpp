@@ -37,17 +37,6 @@ Point time_calls(Op op, double min_time_s) {
   return {"", 0, 0, *std::min_element(per_call.begin(), per_call.end()) * 1e6, calls};
 }
 
-// One call of `kind` on the first elements of `in` and `out` (`shape`'s counts).
-void call(const std::string& kind, const Shape& s, std::vector<float>& in,
-          std::vector<float>& out) {
-  const std::span<float> i(in.data(), s.in), o(out.data(), s.out);
-  if (kind == "all_reduce") dist::all_reduce(i);
-  else if (kind == "broadcast") dist::broadcast(i, 0);
-  else if (kind == "all_gather") dist::all_gather_async(o, i).wait();
-  else if (kind == "reduce_scatter") dist::reduce_scatter(o, i);
-  else dist::all_to_all(o, i);
-}
-
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
   char buf[32];
@@ -71,7 +60,7 @@ int run_worker(const WorkerArgs& args) {
     std::vector<float> in(most.in, float(rank + 1)), out(most.out, 0.0f);
     for (const double size : args.sizes) {
       const Shape s = shape_of(kind, size, n);
-      Point p = time_calls([&] { call(kind, s, in, out); }, args.min_time_s);
+      Point p = time_calls([&] { call_collective(kind, s, in, out); }, args.min_time_s);
       p.kind = kind;
       p.ranks = n;
       p.bytes = s.bytes;
