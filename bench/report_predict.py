@@ -1,7 +1,7 @@
 """The network model's section of the bench report (issue 26): dist_calibrate's measured points
 against the model's predictions (bench/predict_accuracy), and the dgx_h100 preset against the
 published nccl-tests figures."""
-import json
+from report_json import read_results
 
 PREDICT_TARGETS = "issue 26's targets: predicted/measured within 0.75-1.33 for >= 80% of points " \
     "(fitted on the 2-rank points only); dgx_h100 ring busbw ~370 GB/s and NVLS ~480 GB/s within 15%"
@@ -11,11 +11,8 @@ def predict_section(path):
     """predict_accuracy's JSON: the points off by more than the goal, the share within it per
     world size, and the preset's busbw ratios."""
     print("\nnetwork model accuracy (issue 26)\n")
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"  {path}: no results ({e}; see dist_calibrate's and predict_accuracy's output)")
+    data = read_results(path, "see dist_calibrate's and predict_accuracy's output")
+    if data is None:
         return
     print(f"{data['backend']} processes; profile: {data['network_source']}\n")
     print(f"{'collective':<15} {'ranks':>5} {'bytes':>10} {'measured us':>12} "

@@ -1,6 +1,6 @@
 """sim_scale's section of the bench report (issue 24): its table and the growth of the cost per
 rank-call."""
-import json
+from report_json import read_results
 
 SCALE_TARGETS = "issue 24's targets: 65,536 ranks deterministic under 120 s and 8 GiB peak RSS; " \
     "16,384 ranks concurrent; cost per rank-call at 65,536 within 1.5x of 1,024"
@@ -12,11 +12,8 @@ def sim_scale_section(paths):
     print("\nsim at scale (issue 24)\n")
     runs, ratios, head = [], [], None
     for path in paths:
-        try:
-            with open(path) as f:
-                data = json.load(f)
-        except (OSError, ValueError) as e:
-            print(f"  {path}: no results ({e})")
+        data = read_results(path)
+        if data is None:
             continue
         head = head or data
         runs += data.get("results", [])
