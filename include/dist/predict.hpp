@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include "dist/network.hpp"
@@ -94,21 +93,9 @@ DIST_API void run_predicting(const Cluster& cluster, const std::function<void(in
 // RunError is thrown and `prediction` holds what was predicted up to then.
 template <class F>
 auto run(const Cluster& cluster, F&& fn, Prediction& prediction) {
-  using R = std::invoke_result_t<F&>;
-  if constexpr (std::is_void_v<R>) {
-    detail::run_predicting(
-        cluster, [&](int) { fn(); }, prediction);
-  } else {
-    detail::check_cluster(cluster);
-    std::vector<std::optional<R>> slots(static_cast<std::size_t>(cluster.world_size()));
-    detail::run_predicting(
-        cluster, [&](int rank) { slots[static_cast<std::size_t>(rank)].emplace(fn()); },
-        prediction);
-    std::vector<R> results;
-    results.reserve(slots.size());
-    for (auto& s : slots) results.push_back(std::move(*s));
-    return results;
-  }
+  return detail::run_collecting(cluster, fn, [&](const std::function<void(int)>& body) {
+    detail::run_predicting(cluster, body, prediction);
+  });
 }
 
 }  // namespace dist::sim

@@ -173,23 +173,32 @@ namespace detail {
 DIST_API void check_cluster(const Cluster& cluster);
 // Runs body(rank) on every rank's thread; throws RunError naming each rank when any failed.
 DIST_API void run_rank_threads(const Cluster& cluster, const std::function<void(int)>& body);
-}  // namespace detail
 
-// Runs fn() on every rank and returns the per-rank results in rank order (nothing for void fn).
-template <class F> auto run(const Cluster& cluster, F&& fn) {
+// Has `runs` (given a body of the rank number, it runs it on every rank) run fn() on every rank,
+// and returns fn's results in rank order (nothing for a void fn): what each form of run() shares.
+template <class F, class Runs>
+auto run_collecting(const Cluster& cluster, F& fn, Runs&& runs) {
   using R = std::invoke_result_t<F&>;
   if constexpr (std::is_void_v<R>) {
-    detail::run_rank_threads(cluster, [&](int) { fn(); });
+    runs([&](int) { fn(); });
   } else {
-    detail::check_cluster(cluster);  // before the slots are allocated
+    check_cluster(cluster);  // before the slots are allocated
     std::vector<std::optional<R>> slots(static_cast<std::size_t>(cluster.world_size()));
-    detail::run_rank_threads(
-        cluster, [&](int rank) { slots[static_cast<std::size_t>(rank)].emplace(fn()); });
+    runs([&](int rank) { slots[static_cast<std::size_t>(rank)].emplace(fn()); });
     std::vector<R> results;
     results.reserve(slots.size());
     for (auto& s : slots) results.push_back(std::move(*s));
     return results;
   }
+}
+}  // namespace detail
+
+// Runs fn() on every rank and returns the per-rank results in rank order (nothing for void fn).
+template <class F>
+auto run(const Cluster& cluster, F&& fn) {
+  return detail::run_collecting(cluster, fn, [&](const std::function<void(int)>& body) {
+    detail::run_rank_threads(cluster, body);
+  });
 }
 
 }  // namespace dist::sim
