@@ -45,7 +45,7 @@ class RecvWork final : public P2PWork {
   void post_head(const std::vector<int>& from);
   // Posts the other pieces of the n-th message from group rank `src`, and the ack.
   void post_rest(int src, std::uint32_t n);
-  // Waits (within `left`) for piece 0 of a receive from any_source; returns its sender.
+  // Waits (until `deadline`) for piece 0 of a receive from any_source; returns its sender.
   int await_head(Clock::time_point deadline);
   std::atomic<bool> settled{false};  // posted entirely (its sender known)
 
