@@ -73,11 +73,11 @@ int main(int argc, char** argv) {
     std::printf("%-15s %6s %10s %13s %13s %7s\n", "collective", "ranks", "size", "measured us",
                 "predicted us", "ratio");
     nlohmann::json rows = nlohmann::json::array();
-    std::vector<std::pair<int, std::pair<int, int>>> within;  // ranks -> (within, all)
+    dist::calibrate::WithinBand within;
     for (const Point& p : m.points) {
       const double predicted = predicted_us(p, profile);
       const double ratio = predicted / p.us;
-      const bool ok = ratio >= 0.75 && ratio <= 1.33;
+      const bool ok = within.add(p.ranks, ratio);
       std::printf("%-15s %6d %10s %13.1f %13.1f %7.2f%s\n", p.kind.c_str(), p.ranks,
                   dist::calibrate::size_text(p.bytes).c_str(), p.us, predicted, ratio,
                   ok ? "" : "  *");
@@ -87,19 +87,14 @@ int main(int argc, char** argv) {
                       {"measured_us", p.us},
                       {"predicted_us", predicted},
                       {"ratio", ratio}});
-      auto at = std::find_if(within.begin(), within.end(),
-                             [&](const auto& w) { return w.first == p.ranks; });
-      if (at == within.end()) at = within.insert(within.end(), {p.ranks, {0, 0}});
-      at->second.first += ok;
-      ++at->second.second;
     }
     nlohmann::json shares = nlohmann::json::array();
     int all_ok = 0, all = 0;
-    for (const auto& [ranks, w] : within) {
-      std::printf("within 0.75-1.33 at %d ranks: %d of %d points (%.0f%%)\n", ranks, w.first,
-                  w.second, 100.0 * w.first / w.second);
-      shares.push_back({{"ranks", ranks}, {"within", w.first}, {"points", w.second}});
-      all_ok += w.first, all += w.second;
+    for (const auto& w : within.shares) {
+      std::printf("within 0.75-1.33 at %d ranks: %d of %d points (%.0f%%)\n", w.ranks, w.within,
+                  w.points, 100.0 * w.within / w.points);
+      shares.push_back({{"ranks", w.ranks}, {"within", w.within}, {"points", w.points}});
+      all_ok += w.within, all += w.points;
     }
     std::printf("within 0.75-1.33 overall: %d of %d points (%.0f%%; goal >= 80%%)\n", all_ok, all,
                 100.0 * all_ok / std::max(all, 1));

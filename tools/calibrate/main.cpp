@@ -214,16 +214,12 @@ std::string host_name() {
 void summary(const cal::Measurements& m, const cal::Fit& fit, int fitted_ranks) {
   std::printf("\n%-15s %6s %10s %12s %12s %7s\n", "collective", "ranks", "size", "measured us",
               "model us", "ratio");
-  std::vector<std::pair<int, std::pair<int, int>>> within;  // ranks -> (within, all)
+  cal::WithinBand within;
   for (const cal::Point& p : m.points) {
     const double model = cal::model_us(fit.network, p), ratio = model / p.us;
     std::printf("%-15s %6d %10s %12.1f %12.1f %7.2f\n", p.kind.c_str(), p.ranks,
                 cal::size_text(p.bytes).c_str(), p.us, model, ratio);
-    auto at =
-        std::find_if(within.begin(), within.end(), [&](auto& w) { return w.first == p.ranks; });
-    if (at == within.end()) at = within.insert(within.end(), {p.ranks, {0, 0}});
-    at->second.first += ratio >= 0.75 && ratio <= 1.33;
-    ++at->second.second;
+    within.add(p.ranks, ratio);
   }
   const auto& n = fit.network;
   std::printf(
@@ -233,9 +229,9 @@ void summary(const cal::Measurements& m, const cal::Fit& fit, int fitted_ranks) 
       fitted_ranks, fit.points, fit.rms_log_error, n.intra.latency_us, n.intra.bandwidth_gbps,
       n.call_overhead_us, n.reduce_gbps, n.cache_bytes / (1 << 20), n.memory_gbps, n.node_gbps,
       n.cores_per_node);
-  for (const auto& [ranks, w] : within)
-    std::printf("model/measured within 0.75-1.33 at %d ranks: %d of %d points\n", ranks, w.first,
-                w.second);
+  for (const auto& w : within.shares)
+    std::printf("model/measured within 0.75-1.33 at %d ranks: %d of %d points\n", w.ranks, w.within,
+                w.points);
 }
 
 int calibrate(const Args& a) {

@@ -69,6 +69,16 @@ Measurements read_measurements(const std::string& path) {
   }
 }
 
+bool WithinBand::add(int ranks, double ratio) {
+  const bool ok = ratio >= 0.75 && ratio <= 1.33;
+  auto at =
+      std::find_if(shares.begin(), shares.end(), [&](const Share& s) { return s.ranks == ranks; });
+  if (at == shares.end()) at = shares.insert(shares.end(), Share{ranks, 0, 0});
+  at->within += ok;
+  ++at->points;
+  return ok;
+}
+
 std::string size_text(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB"};
   int u = 0;

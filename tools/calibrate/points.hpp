@@ -47,6 +47,17 @@ void write_measurements(const std::string& path, const Measurements& m);
 // InvalidArgument naming the file and what is wrong.
 Measurements read_measurements(const std::string& path);
 
+// Points whose ratio (model or prediction over measured) is within 0.75-1.33, per world size in
+// the order the sizes first came: dist_calibrate's summary and bench/predict_accuracy count alike.
+struct WithinBand {
+  struct Share {
+    int ranks = 0, within = 0, points = 0;
+  };
+  std::vector<Share> shares;
+  // Counts a point of `ranks` ranks; returns whether `ratio` is within.
+  bool add(int ranks, double ratio);
+};
+
 // "8 B", "64 KiB", "32 MiB".
 std::string size_text(double bytes);
 
