@@ -1,5 +1,5 @@
 """The network model's section of the bench report (issue 26): dist_calibrate's measured points
-against the model's predictions (bench/predict_accuracy), and the dgx_h100 preset against the
+against the model's predictions (tools/calibrate/predict_accuracy), and the dgx_h100 preset against the
 published nccl-tests figures."""
 from report_json import read_results
 

@@ -1,6 +1,6 @@
 // dist_calibrate's measurements: one timed collective per point (its buffers and its call), and
 // their JSON file (written by dist_calibrate --measurements, read back by --from and by
-// bench/predict_accuracy).
+// predict_accuracy).
 #pragma once
 
 #include <string>
@@ -39,7 +39,7 @@ struct Shape {
 };
 Shape shape_of(const std::string& kind, double size, int ranks);
 // One call of `kind` on the first elements of `in` and `out` (`s`'s counts), through dist's API:
-// what dist_calibrate times on real processes and bench/predict_accuracy predicts on sim ranks.
+// what dist_calibrate times on real processes and predict_accuracy predicts on sim ranks.
 void call_collective(const std::string& kind, const Shape& s, std::vector<float>& in,
                      std::vector<float>& out);
 
@@ -48,7 +48,7 @@ void write_measurements(const std::string& path, const Measurements& m);
 Measurements read_measurements(const std::string& path);
 
 // Points whose ratio (model or prediction over measured) is within 0.75-1.33, per world size in
-// the order the sizes first came: dist_calibrate's summary and bench/predict_accuracy count alike.
+// the order the sizes first came: dist_calibrate's summary and predict_accuracy count alike.
 struct WithinBand {
   struct Share {
     int ranks = 0, within = 0, points = 0;
