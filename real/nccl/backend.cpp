@@ -28,13 +28,13 @@ void NcclBackend::device_finish(Staging& s, DType dtype, void* out, const void* 
                                 kernels::Fold fold, long long divisor) {
   check_cuda(kernels::integer_finish(kernel_int_type(dtype), out, in, count, slices, stride, fold,
                                      divisor, comm_->stream()),
-             s.operation().name + ": the reduction on the device");
+             [&] { return s.operation().name + ": the reduction on the device"; });
 }
 
 void NcclBackend::copy_on_device(Staging& s, void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0 || dst == src) return;
   check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, comm_->stream()),
-             s.operation().name + ": a copy on the device");
+             [&] { return s.operation().name + ": a copy on the device"; });
 }
 
 void NcclBackend::reduction(Staging& s, const void* in, void* out, std::size_t count, DType dtype,

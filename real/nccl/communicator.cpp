@@ -26,7 +26,8 @@ ncclConfig_t non_blocking_config() {
 DeviceGuard::DeviceGuard(int device) {
   if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
   if (previous_ != device)
-    check_cuda(cudaSetDevice(device), "selecting cuda:" + std::to_string(device));
+    check_cuda(cudaSetDevice(device),
+               [device] { return "selecting cuda:" + std::to_string(device); });
 }
 
 DeviceGuard::~DeviceGuard() {
@@ -186,6 +187,30 @@ Communicator::~Communicator() {
   if (stream_) (void)cudaStreamDestroy(stream_);
   if (copy_stream_) (void)cudaStreamDestroy(copy_stream_);
   if (default_streams_done_) (void)cudaEventDestroy(default_streams_done_);
+  for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
+}
+
+cudaEvent_t Communicator::take_event(const Operation& op) {
+  {
+    std::lock_guard lock(events_mutex_);
+    if (!events_.empty()) {
+      cudaEvent_t e = events_.back();
+      events_.pop_back();
+      return e;
+    }
+  }
+  cudaEvent_t e = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), [&] { return where(op); });
+  return e;
+}
+
+void Communicator::give_event(cudaEvent_t event) noexcept {
+  try {
+    std::lock_guard lock(events_mutex_);
+    events_.push_back(event);
+  } catch (...) {  // no room to keep it: destroyed instead
+    (void)cudaEventDestroy(event);
+  }
 }
 
 std::string Communicator::group_text() const {
@@ -197,8 +222,8 @@ void Communicator::activate(const Operation& op) {
   throw_if_aborted(op);
   // Each wait takes the event as last recorded, so one event serves both streams in turn.
   for (cudaStream_t before : {cudaStreamLegacy, cudaStreamPerThread}) {
-    check_cuda(cudaEventRecord(default_streams_done_, before), where(op));
-    check_cuda(cudaStreamWaitEvent(stream_, default_streams_done_, 0), where(op));
+    check_cuda(cudaEventRecord(default_streams_done_, before), [&] { return where(op); });
+    check_cuda(cudaStreamWaitEvent(stream_, default_streams_done_, 0), [&] { return where(op); });
   }
 }
 

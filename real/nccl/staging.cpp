@@ -16,8 +16,9 @@ Staging::~Staging() {
 
 void* Staging::allocate(std::size_t bytes) {
   void* p = nullptr;
-  check_cuda(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, comm_->stream()),
-             op_.name + ": allocating " + std::to_string(bytes) + " bytes of staging memory");
+  check_cuda(cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, comm_->stream()), [&] {
+    return op_.name + ": allocating " + std::to_string(bytes) + " bytes of staging memory";
+  });
   memory_.push_back(p);
   return p;
 }
@@ -33,7 +34,7 @@ void* Staging::stage_in(const core::Buf& b) {
   void* p = allocate(b.bytes());
   if (b.count > 0)
     check_cuda(cudaMemcpyAsync(p, b.data, b.bytes(), cudaMemcpyHostToDevice, comm_->stream()),
-               op_.name + ": copying host data to the device");
+               [&] { return op_.name + ": copying host data to the device"; });
   return p;
 }
 

@@ -102,7 +102,7 @@ void Communicator::wait_idle(const Operation& op) {
       [&] {
     const cudaError_t e = cudaStreamQuery(stream_);
     if (e == cudaErrorNotReady) return false;
-    check_cuda(e, where(op));
+    check_cuda(e, [&] { return where(op); });
     return true;
       },
       op);

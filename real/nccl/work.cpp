@@ -16,10 +16,14 @@ NcclWork::NcclWork(std::shared_ptr<Communicator> comm, Operation op, std::vector
       deadline_(Communicator::Clock::now() + comm_->spec().timeout),
       copies_(std::move(copies)),
       device_memory_(std::move(device_memory)) {
-  cudaError_t e = cudaEventCreateWithFlags(&event_, cudaEventDisableTiming);
-  if (e == cudaSuccess) e = cudaEventRecord(event_, comm_->stream());
-  if (e != cudaSuccess) {
-    if (event_) (void)cudaEventDestroy(event_);
+  try {
+    event_ = comm_->take_event(op_);
+  } catch (...) {
+    free_in_order(device_memory_, comm_->stream());  // the destructor will not run
+    throw;
+  }
+  if (const cudaError_t e = cudaEventRecord(event_, comm_->stream()); e != cudaSuccess) {
+    (void)cudaEventDestroy(event_);
     event_ = nullptr;
     free_in_order(device_memory_, comm_->stream());  // the destructor will not run
     comm_->abort("a CUDA error recording the event of " + op_.name);
@@ -35,7 +39,7 @@ NcclWork::~NcclWork() {
   } catch (...) {  // a destructor reports nothing; the frees below fail the same way
   }
   free_in_order(device_memory_, comm_->stream());  // never waited for: after the operation
-  if (event_) (void)cudaEventDestroy(event_);
+  if (event_) comm_->give_event(event_);  // re-recorded by a later Work: nobody looks at it now
 }
 
 void free_in_order(std::vector<void*>& memory, cudaStream_t stream) {
@@ -54,10 +58,11 @@ void NcclWork::finish() {
   for (const CopyBack& c : copies_)
     check_cuda(
         cudaMemcpyAsync(c.host, c.device, c.bytes, cudaMemcpyDeviceToHost, comm_->copy_stream()),
-        op_.name + ": copying the result back to the host");
+        [&] { return op_.name + ": copying the result back to the host"; });
   // The copies read finished results on an otherwise idle stream: this returns promptly.
   if (!copies_.empty())
-    check_cuda(cudaStreamSynchronize(comm_->copy_stream()), op_.name + ": copying back");
+    check_cuda(cudaStreamSynchronize(comm_->copy_stream()),
+               [&] { return op_.name + ": copying back"; });
   free_in_order(device_memory_, comm_->copy_stream());
   copies_.clear();
 }

@@ -1,4 +1,5 @@
-// The Work of an nccl operation: a CUDA event recorded on the communicator's stream after it.
+// The Work of an nccl operation: a CUDA event (the communicator's, reused) recorded on its stream
+// after it.
 // wait() and is_completed() poll the event against the operation's deadline (the group's timeout
 // from when it was issued), aborting the communicator on a timeout or an NCCL error; an event
 // that completes because the communicator was aborted is an error, never a success. An event

@@ -125,6 +125,25 @@ TEST(NcclErrors, CudaCodesBecomeBackendErrorsWithTheVendorCode) {
   EXPECT_TRUE(contains(dist::real::cuda_error_text(cudaErrorInvalidValue), "cudaErrorInvalidValue ("));
 }
 
+TEST(NcclErrors, ALazyTextIsMadeOnlyWhenACudaCallFailed) {
+  int made = 0;
+  const auto where = [&made] {
+    ++made;
+    return std::string("barrier #7 on the group of world ranks [0, 1] on cuda:0");
+  };
+  dist::real::check_cuda(cudaSuccess, where);
+  EXPECT_EQ(made, 0) << "the text of a success was built";
+  try {
+    dist::real::check_cuda(cudaErrorLaunchFailure, where);
+    ADD_FAILURE() << "no error";
+  } catch (const dist::BackendError& e) {
+    EXPECT_EQ(made, 1);
+    EXPECT_TRUE(contains(e.what(), "nccl barrier #7 on the group of world ranks [0, 1]"))
+        << e.what();
+    EXPECT_EQ(e.vendor_code(), static_cast<int>(cudaErrorLaunchFailure));
+  }
+}
+
 TEST(NcclErrors, NcclCodesBecomeBackendErrorsAndRemoteErrorsRankFailures) {
   const ncclResult_t backend_codes[] = {ncclUnhandledCudaError, ncclSystemError, ncclInternalError,
                                         ncclInvalidArgument, ncclInvalidUsage};
