@@ -102,6 +102,9 @@ void with_raw_gloo(RawGlooRanks*, int, const std::function<void()>& body) {
 void register_raw_twin(const std::string&, int, std::size_t, const RankCall&) {}
 void register_raw_barrier(int) {}
 #endif
+#ifndef DIST_BENCH_HAVE_NCCL
+void register_raw_nccl() {}
+#endif
 
 void RankBuffers::reserve(std::size_t in_count, std::size_t out_count, int rank) {
   const float value = static_cast<float>(rank + 1);

@@ -18,9 +18,14 @@ namespace dist::bench {
 // Benchmarks that ended in an error: dist_bench then exits 1 (Google Benchmark itself exits 0).
 std::atomic<int> failed_benchmarks{0};
 
-void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
-                   double min_time) {
-  benchmark::RegisterBenchmark(name.c_str(), [name, fn = std::move(fn)](benchmark::State& state) {
+namespace {
+// `fn` registered as `name`: manual time in microseconds; an error fails the benchmark (counted)
+// and closes the world it ran on.
+benchmark::internal::Benchmark* register_one(const std::string& name,
+                                             std::function<void(benchmark::State&)> fn) {
+  return benchmark::RegisterBenchmark(
+             name.c_str(),
+             [name, fn = std::move(fn)](benchmark::State& state) {
     set_running_benchmark(name);
     try {
       fn(state);
@@ -29,10 +34,20 @@ void add_benchmark(const std::string& name, std::function<void(benchmark::State&
       state.SkipWithError(e.what());
       close_worlds();  // a failed world is not reused
     }
-  })
+             })
       ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond)
-      ->MinTime(min_time > 0 ? min_time : min_time_s());
+      ->Unit(benchmark::kMicrosecond);
+}
+}  // namespace
+
+void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
+                   double min_time) {
+  register_one(name, std::move(fn))->MinTime(min_time > 0 ? min_time : min_time_s());
+}
+
+void add_fixed_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
+                         int iterations) {
+  register_one(name, std::move(fn))->Iterations(iterations);
 }
 
 }  // namespace dist::bench
@@ -75,6 +90,7 @@ int main(int argc, char** argv) {
                 << "): busbw is 0 by definition, the times are the cost of a call\n";
     register_collectives(entry->kind);
     register_helpers(entry->kind);
+    if (entry->kind == Backend::nccl) register_raw_nccl();
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -15,6 +15,9 @@ namespace dist::bench {
 // `min_time` is given).
 void add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
                    double min_time = 0);
+// The same with a fixed count of iterations instead of a minimum time (slow set-ups: a world).
+void add_fixed_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
+                         int iterations);
 
 void register_collectives(Backend backend);  // collectives_bench.cpp
 void register_helpers(Backend backend);      // helpers_bench.cpp
@@ -30,5 +33,8 @@ void register_raw_barrier(int n);  // raw Gloo's barrier and barrier/gloo_vs_raw
 // the same call on the backend under it, alternated (<op>/<backend>_layer_vs_none/ranks:N...).
 void register_layer_pairs(Backend backend, int n);
 void register_memcpy();                      // memcpy_bench.cpp
+// raw_nccl_bench.cpp (nccl builds only; a no-op elsewhere): NCCL's own all_reduce on blocking and
+// non-blocking communicators, dist's backend below the one-rank shortcut, and a world's cost.
+void register_raw_nccl();
 
 }  // namespace dist::bench

@@ -1,0 +1,263 @@
+// The baseline of the nccl backend: NCCL's own all_reduce on communicators made here, one per
+// GPU, driven from one thread inside ncclGroupStart/End (nccl-tests' single-thread mode), each
+// call waited for, as ours are. Blocking and non-blocking communicators side by side: non-blocking
+// is what dist uses (aborts stay bounded), and issue 21 asks what that mode costs per call. Also
+// the cost of a world: NCCL's init and destroy alone against a dist world of one rank, made and
+// closed.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/harness.hpp"
+#include "bench/layer_sides.hpp"
+#include "bench/register.hpp"
+
+namespace dist::bench {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr auto call_deadline = std::chrono::seconds(60);
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("raw nccl: ") + what + ": " + cudaGetErrorString(e));
+}
+void check(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess && r != ncclInProgress)
+    throw std::runtime_error(std::string("raw nccl: ") + what + ": " + ncclGetErrorString(r));
+}
+
+// Polls until every communicator has left ncclInProgress (non-blocking mode), with a deadline.
+void settle(const std::vector<ncclComm_t>& comms, const char* what) {
+  const auto deadline = Clock::now() + call_deadline;
+  for (ncclComm_t comm : comms) {
+    ncclResult_t state = ncclInProgress;
+    while (true) {
+      check(ncclCommGetAsyncError(comm, &state), what);
+      if (state != ncclInProgress) break;
+      if (Clock::now() > deadline)
+        throw std::runtime_error(std::string("raw nccl: ") + what +
+                                 " still in progress after 60 s");
+      std::this_thread::yield();
+    }
+    check(state, what);
+  }
+}
+
+// n ranks on GPUs 0..n-1: communicators, streams, and a buffer of `floats` per rank.
+class RawNcclWorld {
+ public:
+  RawNcclWorld(int n, bool blocking, std::size_t floats)
+      : n_(n), blocking_(blocking), floats_(floats) {
+    ncclUniqueId id;
+    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = blocking ? 1 : 0;
+    comms_.assign(static_cast<std::size_t>(n), nullptr);
+    const auto t0 = Clock::now();
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < n; ++r) {
+      check(cudaSetDevice(r), "cudaSetDevice");
+      check(ncclCommInitRankConfig(&comms_[static_cast<std::size_t>(r)], n, id, r, &config),
+            "ncclCommInitRankConfig");
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd (init)");
+    settle(comms_, "init");
+    init_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (int r = 0; r < n; ++r) {
+      check(cudaSetDevice(r), "cudaSetDevice");
+      cudaStream_t s = nullptr;
+      check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+      streams_.push_back(s);
+      void* b = nullptr;
+      check(cudaMalloc(&b, std::max<std::size_t>(floats, 1) * sizeof(float)), "cudaMalloc");
+      check(cudaMemset(b, 0, std::max<std::size_t>(floats, 1) * sizeof(float)), "cudaMemset");
+      buffers_.push_back(static_cast<float*>(b));
+    }
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+  ~RawNcclWorld() {
+    for (std::size_t r = 0; r < buffers_.size(); ++r) {
+      (void)cudaSetDevice(static_cast<int>(r));
+      (void)cudaFree(buffers_[r]);
+      (void)cudaStreamDestroy(streams_[r]);
+    }
+    (void)destroy();
+  }
+  RawNcclWorld(const RawNcclWorld&) = delete;
+  RawNcclWorld& operator=(const RawNcclWorld&) = delete;
+
+  int size() const { return n_; }
+  bool blocking() const { return blocking_; }
+  std::size_t floats() const { return floats_; }
+
+  // One all_reduce (sum, in place) of `count` floats on every rank, waited for.
+  void all_reduce(std::size_t count) {
+    if (n_ > 1) check(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < n_; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      check(ncclAllReduce(buffers_[i], buffers_[i], count, ncclFloat, ncclSum, comms_[i],
+                          streams_[i]),
+            "ncclAllReduce");
+    }
+    if (n_ > 1) check(ncclGroupEnd(), "ncclGroupEnd");
+    if (!blocking_) settle(comms_, "ncclAllReduce");
+    const auto deadline = Clock::now() + call_deadline;
+    for (cudaStream_t s : streams_) {
+      cudaError_t e;
+      while ((e = cudaStreamQuery(s)) == cudaErrorNotReady)
+        if (Clock::now() > deadline) throw std::runtime_error("raw nccl: a call ran past 60 s");
+      check(e, "cudaStreamQuery");
+    }
+  }
+
+  // ncclCommFinalize then ncclCommDestroy of every rank; the seconds it took.
+  double destroy() {
+    if (comms_.empty()) return 0;
+    const auto t0 = Clock::now();
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (ncclComm_t c : comms_) check(ncclCommFinalize(c), "ncclCommFinalize");
+    check(ncclGroupEnd(), "ncclGroupEnd (finalize)");
+    settle(comms_, "finalize");
+    for (ncclComm_t c : comms_) check(ncclCommDestroy(c), "ncclCommDestroy");
+    comms_.clear();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+  double init_s = 0;
+
+ private:
+  int n_;
+  bool blocking_;
+  std::size_t floats_;
+  std::vector<ncclComm_t> comms_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<float*> buffers_;
+};
+
+// The raw world in use, kept across the sizes of one (n, mode).
+std::unique_ptr<RawNcclWorld> raw_world;
+
+RawNcclWorld& raw_world_for(int n, bool blocking, std::size_t floats) {
+  if (!raw_world || raw_world->size() != n || raw_world->blocking() != blocking ||
+      raw_world->floats() < floats) {
+    raw_world.reset();
+    close_worlds();  // dist's world (its communicators and threads) stays out of the timings
+    raw_world = std::make_unique<RawNcclWorld>(n, blocking, floats);
+  }
+  return *raw_world;
+}
+
+std::string mode_name(bool blocking) { return blocking ? "raw_nccl_blocking" : "raw_nccl"; }
+
+void register_raw_all_reduce(int n, bool blocking, std::size_t bytes, std::size_t largest_floats) {
+  const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
+  add_benchmark("all_reduce/" + mode_name(blocking) + "/ranks:" + std::to_string(n) +
+                    "/bytes:" + std::to_string(bytes),
+                [=](benchmark::State& state) {
+    RawNcclWorld& world = raw_world_for(n, blocking, largest_floats);
+    world.all_reduce(count);  // warm-up
+    double total = 0;
+    for (auto _ : state) {
+      const auto t0 = Clock::now();
+      world.all_reduce(count);
+      const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+      state.SetIterationTime(t);
+      total += t;
+    }
+    const auto calls = static_cast<double>(state.iterations());
+    const double moved = static_cast<double>(count * sizeof(float));
+    state.counters["ranks"] = n;
+    state.counters["calls"] = calls;
+    if (calls > 0 && total > 0) {
+      const double algbw = moved * calls / total / 1e9;
+      state.counters["algbw"] = algbw;
+      state.counters["busbw"] = algbw * bus_factor("all_reduce", n);
+    }
+  });
+}
+
+// The cost of a world, made and closed three times: NCCL's alone (init_ms, destroy_ms) and dist's.
+void register_world_costs(int n) {
+  for (bool blocking : {false, true})
+    add_fixed_benchmark(
+        "nccl_world/" + mode_name(blocking) + "/ranks:" + std::to_string(n),
+        [=](benchmark::State& state) {
+      raw_world.reset();
+      close_worlds();
+      double init = 0, destroy = 0;
+      for (auto _ : state) {
+        RawNcclWorld world(n, blocking, 1);
+        init += world.init_s;
+        destroy += world.destroy();
+        state.SetIterationTime(world.init_s);
+      }
+      const auto k = static_cast<double>(state.iterations());
+      state.counters["init_ms"] = init / k * 1e3;
+      state.counters["destroy_ms"] = destroy / k * 1e3;
+        },
+        3);
+  add_fixed_benchmark(
+      "nccl_world/nccl/ranks:" + std::to_string(n),
+      [=](benchmark::State& state) {
+    raw_world.reset();
+    close_worlds();
+    double init = 0, destroy = 0;
+    for (auto _ : state) {
+      const auto t0 = Clock::now();
+      auto world = std::make_unique<BenchWorld>(Backend::nccl, n);
+      const auto t1 = Clock::now();
+      world.reset();
+      const auto t2 = Clock::now();
+      init += std::chrono::duration<double>(t1 - t0).count();
+      destroy += std::chrono::duration<double>(t2 - t1).count();
+      state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    }
+    const auto k = static_cast<double>(state.iterations());
+    state.counters["init_ms"] = init / k * 1e3;
+    state.counters["destroy_ms"] = destroy / k * 1e3;
+      },
+      3);
+}
+
+// dist's backend under its call layer and front end, on a world of one rank: the one-rank
+// shortcut of dist's API answers without NCCL, so this is the call that reaches it.
+void register_backend_call(std::size_t bytes) {
+  const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
+  add_benchmark("all_reduce/nccl_backend/ranks:1/bytes:" + std::to_string(bytes),
+                [=](benchmark::State& state) {
+    raw_world.reset();
+    BenchWorld& world = world_for(Backend::nccl, 1);
+    LayerSide side;
+    world.run([&](int rank) {
+      world.buffers(rank).reserve(count, 0, rank);
+      side = layer_sides().off;
+    });
+    measure(
+        state, world,
+        [&world, &side, count](int rank) { side.all_reduce(world.buffers(rank).in_ref(0, count)); },
+        static_cast<double>(count * sizeof(float)), "all_reduce");
+  });
+}
+}  // namespace
+
+void register_raw_nccl() {
+  const std::vector<int> ns = world_sizes_for(Backend::nccl);
+  const std::vector<std::size_t> bytes = sizes();
+  const std::size_t largest = std::max<std::size_t>(1, bytes.back() / sizeof(float));
+  for (int n : ns) {
+    if (n == 1)
+      for (std::size_t b : bytes) register_backend_call(b);
+    for (bool blocking : {false, true})
+      for (std::size_t b : bytes) register_raw_all_reduce(n, blocking, b, largest);
+    register_world_costs(n);
+  }
+}
+
+}  // namespace dist::bench
