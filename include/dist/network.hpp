@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "dist/export.hpp"
 
@@ -14,6 +15,12 @@ namespace dist::sim {
 struct Link {
   double latency_us = 0;      // per message (one hop of an algorithm)
   double bandwidth_gbps = 0;  // line rate in GB/s (10^9 bytes per second)
+};
+
+// One point of a size-dependent factor: the factor for messages of `bytes`.
+struct SizeFactor {
+  double bytes = 0;
+  double factor = 1;
 };
 
 // The model. Ranks are numbered node by node (Cluster::nodes × ranks_per_node); within a node a
@@ -41,10 +48,18 @@ struct DIST_API Network {
   // A CPU's terms (0: none, as on GPUs, where NCCL's kernels reduce at link speed and buffers
   // live in device memory). reduce_gbps: the rate at which a rank combines the bytes it reduces.
   // cache_bytes and memory_gbps: a call whose size (as estimate() counts it) exceeds cache_bytes
-  // moves its bytes within a node at most at memory_gbps.
+  // moves its bytes within a node at most at memory_gbps, which the node's ranks sending at once
+  // share (as node_gbps).
   double reduce_gbps = 0;
   double cache_bytes = 0;
   double memory_gbps = 0;
+  // Size-dependent bandwidth within a node, as SMPI's bw-factor (dist_calibrate fits it): a step
+  // of an algorithm that moves a message of b bytes (a ring's chunk, size / ranks; a chain's whole
+  // buffer; an exchange's share per peer) reaches the rate the terms above give times the factor
+  // at b, interpolated linearly in log(bytes) between the points (sorted by bytes) and held past
+  // either end. It stands for what the terms do not model: a transport's protocol switches and
+  // the caches a message of that size fits in. Empty: 1 at every size.
+  std::vector<SizeFactor> intra_factors;
   int nics_per_node = 1;
   Link nic{5.0, 25.0};  // one NIC; its latency includes the switch
   // The fabric's oversubscription: bandwidth across nodes is the NICs' divided by this (>= 1).

@@ -29,9 +29,10 @@ struct Terms {
   double combine(double bytes) const { return reduce > 0 ? bytes / reduce : 0; }
 };
 
-// `senders`: how many of a node's ranks move data at once in the algorithm (they share node_gbps).
+// `senders`: how many of a node's ranks move data at once in the algorithm (they share node_gbps);
+// `step`: the bytes of one of its messages (intra_factors).
 Terms terms(const Network& net, int ranks_per_node, const Placement& at, double size,
-            double senders) {
+            double senders, double step) {
   Terms t;
   t.p = at.ranks;
   t.k = std::max(at.most_per_node, 1);
@@ -39,8 +40,10 @@ Terms terms(const Network& net, int ranks_per_node, const Placement& at, double 
   t.intra = intra_rate(net);
   if (net.node_gbps > 0)
     t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / senders);
+  // The memory's rate, like the node's copy rate, is the node's: its senders share it.
   if (net.memory_gbps > 0 && net.cache_bytes > 0 && size > net.cache_bytes)
-    t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps));
+    t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps) / senders);
+  t.intra *= size_factor(net.intra_factors, step);
   t.reduce = net.reduce_gbps > 0 ? bytes_per_us(net.reduce_gbps) : 0;
   t.node_nics = nic_rate(net, ranks_per_node, t.k);
   if (at.nodes > 1) {
@@ -90,6 +93,18 @@ Cost linear(const Network& net, const Terms& t, int ranks_per_node, double size)
 }
 }  // namespace
 
+double size_factor(const std::vector<SizeFactor>& points, double bytes) {
+  if (points.empty()) return 1;
+  if (bytes <= points.front().bytes) return points.front().factor;
+  if (bytes >= points.back().bytes) return points.back().factor;
+  const auto above = std::upper_bound(points.begin(), points.end(), bytes,
+                                      [](double b, const SizeFactor& p) { return b < p.bytes; });
+  const SizeFactor& lo = *(above - 1);
+  const SizeFactor& hi = *above;
+  const double t = std::log(bytes / lo.bytes) / std::log(hi.bytes / lo.bytes);
+  return lo.factor + t * (hi.factor - lo.factor);
+}
+
 Placement place(std::span<const int> ranks, int ranks_per_node) {
   Placement at;
   at.ranks = static_cast<int>(ranks.size());
@@ -128,8 +143,10 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
   // A chain's last rank only receives: one sender fewer than the node's ranks (the root alone on
   // two ranks); every rank of a ring or an exchange sends at once.
   const bool chain = kind == K::broadcast || kind == K::reduce;
+  const bool whole = chain || kind == K::send || kind == K::recv;  // one message of all the bytes
   const double k = std::max(where.most_per_node, 1);
-  const Terms t = terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k);
+  const Terms t = terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k,
+                        whole ? size : size / where.ranks);
   const double o = net.call_overhead_us;
   Cost c;
   switch (kind) {

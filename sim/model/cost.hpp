@@ -4,6 +4,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/calls/call.hpp"
 #include "dist/network.hpp"
@@ -36,6 +37,8 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
 // across nodes of the NICs that `ranks` of a node own together (rail-optimized: each rank owns
 // nics_per_node / ranks_per_node of them, and at least one NIC serves them).
 double intra_rate(const Network& net);
+// Network::intra_factors at a message of `bytes` (1 when there are none).
+double size_factor(const std::vector<SizeFactor>& points, double bytes);
 double nic_rate(const Network& net, int ranks_per_node, double ranks = 1);
 
 }  // namespace dist::sim::model

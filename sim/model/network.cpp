@@ -40,6 +40,14 @@ void check_network(const Network& n) {
           ">= 0 (0: no cache)");
   require(n.memory_gbps >= 0 && std::isfinite(n.memory_gbps), "memory_gbps", n.memory_gbps,
           ">= 0 (0: no limit)");
+  for (std::size_t i = 0; i < n.intra_factors.size(); ++i) {
+    const SizeFactor& f = n.intra_factors[i];
+    const std::string at = "intra_factors[" + std::to_string(i) + "]";
+    require(
+        std::isfinite(f.bytes) && f.bytes > 0 && (i == 0 || f.bytes > n.intra_factors[i - 1].bytes),
+        at + ".bytes", f.bytes, "finite, > 0 and above the point before");
+    require(std::isfinite(f.factor) && f.factor > 0, at + ".factor", f.factor, "finite and > 0");
+  }
   require(n.nics_per_node >= 1, "nics_per_node", n.nics_per_node, ">= 1");
   require(n.oversubscription >= 1 && std::isfinite(n.oversubscription), "oversubscription",
           n.oversubscription, ">= 1");
@@ -53,6 +61,9 @@ void check_network(const Network& n) {
 }
 
 void Network::save(const std::string& path) const {
+  nlohmann::json factors = nlohmann::json::array();
+  for (const SizeFactor& f : intra_factors)
+    factors.push_back({{"bytes", f.bytes}, {"factor", f.factor}});
   const nlohmann::json j = {
       {"name", name},
       {"intra", to_json(intra)},
@@ -61,6 +72,7 @@ void Network::save(const std::string& path) const {
       {"reduce_gbps", reduce_gbps},
       {"cache_bytes", cache_bytes},
       {"memory_gbps", memory_gbps},
+      {"intra_factors", factors},
       {"nics_per_node", nics_per_node},
       {"nic", to_json(nic)},
       {"oversubscription", oversubscription},
@@ -106,6 +118,15 @@ Network Network::load(const std::string& path) {
     take("reduce_gbps", n.reduce_gbps);
     take("cache_bytes", n.cache_bytes);
     take("memory_gbps", n.memory_gbps);
+    field = "intra_factors";
+    if (j.contains("intra_factors"))
+      for (const auto& f : j.at("intra_factors")) {
+        SizeFactor point;
+        field = "intra_factors[" + std::to_string(n.intra_factors.size()) + "]";
+        f.at("bytes").get_to(point.bytes);
+        f.at("factor").get_to(point.factor);
+        n.intra_factors.push_back(point);
+      }
     take("nics_per_node", n.nics_per_node);
     take_link("nic", n.nic);
     take("oversubscription", n.oversubscription);

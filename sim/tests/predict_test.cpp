@@ -91,6 +91,28 @@ TEST(Predict, CpuTermsSlowReductionsAndCallsLargerThanTheCache) {
   const double in_cache = dist::sim::estimate(c, "broadcast", 2'000'000).us;
   const double beyond = dist::sim::estimate(c, "broadcast", 2'000'001).us;
   EXPECT_NEAR(beyond - 1.0, 4 * (in_cache - 1.0), 1e-2);  // 1 us: one hop's latency
+  // The memory's rate is the node's: an all_gather's two senders share it (an eighth each).
+  const double gather_in_cache = dist::sim::estimate(c, "all_gather", 2'000'000).us;
+  const double gather_beyond = dist::sim::estimate(c, "all_gather", 2'000'001).us;
+  EXPECT_NEAR(gather_beyond - 1.0, 8 * (gather_in_cache - 1.0), 1e-1);
+}
+
+TEST(Predict, SizeFactorsScaleTheBandwidthOfEachStepsMessage) {
+  Cluster c = predicting(1, 2);  // 1 us a hop, 1 GB/s = 1,000 B/us
+  c.network->intra_factors = {{1'000, 0.5}, {100'000, 2.0}};
+  const auto us = [&](const char* kind, double bytes) {
+    return dist::sim::estimate(c, kind, static_cast<std::size_t>(bytes)).us;
+  };
+  // A chain's message is the whole buffer: 1,000 B at half the rate, 100,000 B at twice.
+  EXPECT_NEAR(us("broadcast", 1'000), 1 + 2, 1e-9);
+  EXPECT_NEAR(us("broadcast", 100'000), 1 + 50, 1e-9);
+  // Between the points the factor is linear in log(bytes): 1.25 at 10,000 B.
+  EXPECT_NEAR(us("broadcast", 10'000), 1 + 8, 1e-9);
+  // Held past either end.
+  EXPECT_NEAR(us("broadcast", 100), 1 + 0.2, 1e-9);
+  EXPECT_NEAR(us("broadcast", 1'000'000), 1 + 500, 1e-9);
+  // A ring's message is a chunk (size / ranks): an all_gather of 2,000 B moves 1,000 B chunks.
+  EXPECT_NEAR(us("all_gather", 2'000), 1 + 2, 1e-9);
 }
 
 TEST(Predict, ANodesCopyRateIsSharedByTheRanksSendingAtOnce) {
@@ -350,6 +372,7 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   n.cores_per_node = 2;
   n.reduce_gbps = 3.5;
   n.cache_bytes = 1 << 20;
+  n.intra_factors = {{1024, 0.5}, {65536, 1.5}};
   n.source = "a test";
   n.save(good);
   const Network back = Network::load(good);
@@ -358,6 +381,9 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   EXPECT_DOUBLE_EQ(back.reduce_gbps, 3.5);
   EXPECT_DOUBLE_EQ(back.cache_bytes, 1 << 20);
   EXPECT_DOUBLE_EQ(back.nic.bandwidth_gbps, 0.5);
+  ASSERT_EQ(back.intra_factors.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.intra_factors[1].bytes, 65536);
+  EXPECT_DOUBLE_EQ(back.intra_factors[1].factor, 1.5);
   const Cluster c = dist::sim::this_machine(3, good);
   EXPECT_EQ(c.world_size(), 3);
   EXPECT_EQ(c.network->source, "a test");
@@ -366,6 +392,13 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   std::ofstream(bad) << R"({"intra": {"latency_us": "fast"}})";
   EXPECT_THAT([&] { Network::load(bad); },
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra.latency_us")));
+  std::ofstream(bad)
+      << R"({"intra_factors": [{"bytes": 4096, "factor": 1}, {"bytes": 1024, "factor": 1}]})";
+  EXPECT_THAT([&] { Network::load(bad); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra_factors[1].bytes")));
+  std::ofstream(bad) << R"({"intra_factors": [{"bytes": 4096}]})";
+  EXPECT_THAT([&] { Network::load(bad); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra_factors[0]")));
   std::ofstream(bad) << R"({"efficiency": 1.5})";
   EXPECT_THAT([&] { Network::load(bad); },
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("efficiency")));

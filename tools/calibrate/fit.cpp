@@ -13,8 +13,12 @@ namespace dist::calibrate {
 
 namespace {
 // The logarithms of the fitted terms: latency (us), bandwidth (GB/s), call overhead (us),
-// reduction rate (GB/s), cache size (bytes), memory rate (GB/s), the node's copy rate (GB/s).
-constexpr int terms = 7;
+// reduction rate (GB/s), cache size (bytes), memory rate (GB/s), the node's copy rate (GB/s), then
+// the size factors' at factor_bytes.
+constexpr std::array<double, 6> factor_bytes = {1 << 10,   8 << 10, 64 << 10,
+                                                512 << 10, 4 << 20, 32 << 20};
+constexpr int base_terms = 7;
+constexpr int terms = base_terms + static_cast<int>(factor_bytes.size());
 using Vec = std::array<double, terms>;
 
 dist::sim::Network with(dist::sim::Network net, const Vec& x) {
@@ -25,6 +29,9 @@ dist::sim::Network with(dist::sim::Network net, const Vec& x) {
   net.cache_bytes = std::exp(x[4]);
   net.memory_gbps = std::exp(x[5]);
   net.node_gbps = std::exp(x[6]);
+  net.intra_factors.clear();
+  for (std::size_t i = 0; i < factor_bytes.size(); ++i)
+    net.intra_factors.push_back({factor_bytes[i], std::exp(x[base_terms + i])});
   return net;
 }
 
@@ -107,8 +114,8 @@ Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& point
         std::log(rate),              // reductions as fast as copies
         std::log(16.0 * (1 << 20)),  // a cache of 16 MiB
         std::log(rate),              // memory as fast as the cache
-        std::log(4 * rate)};         // the node's copies not limiting
-  for (int round = 0; round < 8; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 600);
+        std::log(4 * rate)};         // the node's copies not limiting (factors: 1, log 0)
+  for (int round = 0; round < 8; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 1500);
   Fit fit;
   fit.network = with(start, x);
   fit.points = static_cast<int>(points.size());

@@ -20,9 +20,9 @@ struct Fit {
 };
 
 // Fits intra.latency_us, intra.bandwidth_gbps, call_overhead_us, reduce_gbps, cache_bytes,
-// memory_gbps and node_gbps of `start` (whose other fields, cores_per_node among them, are kept)
-// to `points`, by Nelder-Mead over the logarithms of the seven terms. InvalidArgument when
-// `points` is empty.
+// memory_gbps, node_gbps and intra_factors (at messages of 1 KiB, 8 KiB, ... 32 MiB) of `start`
+// (whose other fields, cores_per_node among them, are kept) to `points`, by Nelder-Mead over the
+// logarithms of the thirteen terms. InvalidArgument when `points` is empty.
 Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& points);
 
 }  // namespace dist::calibrate

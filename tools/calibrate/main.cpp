@@ -225,10 +225,14 @@ void summary(const cal::Measurements& m, const cal::Fit& fit, int fitted_ranks) 
   std::printf(
       "\nfitted on the %d-rank points (%d, rms log error %.3f): intra latency %.2f us, "
       "intra bandwidth %.3f GB/s, call overhead %.2f us, reductions %.3f GB/s, cache %.1f MiB, "
-      "memory %.3f GB/s, node copies %.3f GB/s, cores per node %d\n",
+      "memory %.3f GB/s, node copies %.3f GB/s, cores per node %d; bandwidth factors by message",
       fitted_ranks, fit.points, fit.rms_log_error, n.intra.latency_us, n.intra.bandwidth_gbps,
       n.call_overhead_us, n.reduce_gbps, n.cache_bytes / (1 << 20), n.memory_gbps, n.node_gbps,
       n.cores_per_node);
+  for (const auto& f : n.intra_factors)
+    std::printf("%s %s %.2f", &f == &n.intra_factors.front() ? "" : ",",
+                cal::size_text(f.bytes).c_str(), f.factor);
+  std::printf("\n");
   for (const auto& w : within.shares)
     std::printf("model/measured within 0.75-1.33 at %d ranks: %d of %d points\n", w.ranks, w.within,
                 w.points);

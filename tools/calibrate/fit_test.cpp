@@ -1,0 +1,55 @@
+// The fit against a known answer: points made by the model itself from a network with every
+// fitted term set (size factors among them) must be fitted back to within a few percent.
+#include "tools/calibrate/fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "dist/errors.hpp"
+
+namespace {
+
+namespace cal = dist::calibrate;
+
+dist::sim::Network truth() {
+  dist::sim::Network n;
+  n.intra = {0.4, 5.0};
+  n.call_overhead_us = 0.7;
+  n.reduce_gbps = 2.5;
+  n.cache_bytes = 12.0 * (1 << 20);
+  n.memory_gbps = 1.2;
+  n.node_gbps = 6.0;
+  n.cores_per_node = 2;
+  n.intra_factors = {{1 << 10, 0.6},   {8 << 10, 0.8}, {64 << 10, 1.4},
+                     {512 << 10, 1.2}, {4 << 20, 0.9}, {32 << 20, 1.0}};
+  return n;
+}
+
+TEST(CalibrateFit, RecoversTheTimesOfAKnownNetwork) {
+  const dist::sim::Network known = truth();
+  std::vector<cal::Point> points;
+  for (const auto& kind : cal::kinds())
+    for (double bytes = 8; bytes <= 64.0 * (1 << 20); bytes *= 4) {
+      cal::Point p{kind, 2, bytes, 0, 1};
+      p.us = cal::model_us(known, p);
+      points.push_back(p);
+    }
+  dist::sim::Network start;
+  start.cores_per_node = 2;  // kept, not fitted
+  const cal::Fit fit = cal::fit_network(start, points);
+  EXPECT_EQ(fit.points, static_cast<int>(points.size()));
+  EXPECT_EQ(fit.network.cores_per_node, 2);
+  ASSERT_EQ(fit.network.intra_factors.size(), known.intra_factors.size());
+  EXPECT_LT(fit.rms_log_error, 0.05);
+  for (const cal::Point& p : points)
+    EXPECT_NEAR(cal::model_us(fit.network, p) / p.us, 1.0, 0.15)
+        << p.kind << " of " << p.bytes << " bytes";
+}
+
+TEST(CalibrateFit, NoPointsIsAnInvalidArgument) {
+  EXPECT_THROW(cal::fit_network(dist::sim::Network{}, {}), dist::InvalidArgument);
+}
+
+}  // namespace
