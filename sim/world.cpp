@@ -213,7 +213,16 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   }
   settle(op, static_cast<std::size_t>(group_rank), std::move(arrival), locked_);
   if (predictor_) predictor_->on_posted(rank, *op, op->calls[static_cast<std::size_t>(group_rank)]);
-  if (locked_) yield(lock, rank);
+  // A communication point: the others get the baton, but at the rank's next step in the fabric
+  // (its wait, test or next post) rather than here. A blocking collective waits at once, and a
+  // wait that blocks passes the baton anyway: switching here too would cost every rank that is
+  // not the last to arrive two switches per collective instead of one. A second post in a row
+  // pays the first's, so a rank posting many never keeps the baton for long.
+  if (locked_ && deterministic()) {
+    bool& owes = ranks_[static_cast<std::size_t>(rank)].owes_yield;
+    if (owes) yield(lock, rank);
+    owes = !owes;
+  }
   return op;
 }
 

@@ -102,6 +102,9 @@ class World {
     double deadline_us = 0;                         // deterministic: when its wait times out
     std::optional<std::chrono::milliseconds> wait_limit;  // deterministic: Work::wait's timeout
     bool waits_out = false;  // blocked in a monitored barrier (see World::wait)
+    // Deterministic: a collective was posted and the switch it owes the others has not happened
+    // yet (post_collective leaves it to the wait, test or post that follows; see there).
+    bool owes_yield = false;
     // Concurrent mode: the CPU it last ran on in the fabric (a waiter yields to a participant
     // on its own CPU, world_wait.cpp).
     std::atomic<int> cpu{-1};

@@ -58,9 +58,11 @@ bool World::test(int rank, const std::shared_ptr<Op>& op) {
     execute_chunk(*op);
     s = op->state.load(std::memory_order_acquire);
   }
-  if (s == Op::State::gathering && deterministic()) {
+  if (deterministic() &&
+      (s == Op::State::gathering || ranks_[static_cast<std::size_t>(rank)].owes_yield)) {
     // Polling is a communication point: let the others run, or a polling loop would spin forever.
     std::unique_lock lock(mutex_);
+    ranks_[static_cast<std::size_t>(rank)].owes_yield = false;
     yield(lock, rank);
     s = op->state.load(std::memory_order_acquire);
   }
@@ -192,6 +194,10 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);
     if (s == Op::State::done) {
+      if (me.owes_yield) {  // the switch its post left to here (post_collective)
+        me.owes_yield = false;
+        yield(lock, rank);
+      }
       if (predictor_) predictor_->on_waited(rank, *op, entered);
       return;
     }
@@ -201,6 +207,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
       std::rethrow_exception(error);
     }
     me.blocked = true;
+    me.owes_yield = false;  // blocking passes the baton
     refresh_ready(rank);
     me.waiting_on = op;
     const auto timeout = within(limit, cluster_.timeout);
