@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/harness.hpp"
@@ -50,45 +51,37 @@ void settle(const std::vector<ncclComm_t>& comms, const char* what) {
   }
 }
 
+// Polls `stream` until its work is done, with a deadline.
+void drain(cudaStream_t stream, const char* what) {
+  const auto deadline = Clock::now() + call_deadline;
+  cudaError_t e;
+  while ((e = cudaStreamQuery(stream)) == cudaErrorNotReady)
+    if (Clock::now() > deadline)
+      throw std::runtime_error(std::string("raw nccl: ") + what + " ran past 60 s");
+  check(e, what);
+}
+
 // n ranks on GPUs 0..n-1: communicators, streams, and a buffer of `floats` per rank.
 class RawNcclWorld {
  public:
   RawNcclWorld(int n, bool blocking, std::size_t floats)
       : n_(n), blocking_(blocking), floats_(floats) {
-    ncclUniqueId id;
-    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = blocking ? 1 : 0;
     comms_.assign(static_cast<std::size_t>(n), nullptr);
-    const auto t0 = Clock::now();
-    check(ncclGroupStart(), "ncclGroupStart");
-    for (int r = 0; r < n; ++r) {
-      check(cudaSetDevice(r), "cudaSetDevice");
-      check(ncclCommInitRankConfig(&comms_[static_cast<std::size_t>(r)], n, id, r, &config),
-            "ncclCommInitRankConfig");
+    try {
+      connect(config);
+    } catch (...) {
+      release(true);
+      throw;
     }
-    check(ncclGroupEnd(), "ncclGroupEnd (init)");
-    settle(comms_, "init");
-    init_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    for (int r = 0; r < n; ++r) {
-      check(cudaSetDevice(r), "cudaSetDevice");
-      cudaStream_t s = nullptr;
-      check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-      streams_.push_back(s);
-      void* b = nullptr;
-      check(cudaMalloc(&b, std::max<std::size_t>(floats, 1) * sizeof(float)), "cudaMalloc");
-      check(cudaMemset(b, 0, std::max<std::size_t>(floats, 1) * sizeof(float)), "cudaMemset");
-      buffers_.push_back(static_cast<float*>(b));
-    }
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
   ~RawNcclWorld() {
-    for (std::size_t r = 0; r < buffers_.size(); ++r) {
-      (void)cudaSetDevice(static_cast<int>(r));
-      (void)cudaFree(buffers_[r]);
-      (void)cudaStreamDestroy(streams_[r]);
+    try {
+      release(false);
+    } catch (...) {  // a destructor reports nothing: the communicators are aborted instead
+      release(true);
     }
-    (void)destroy();
   }
   RawNcclWorld(const RawNcclWorld&) = delete;
   RawNcclWorld& operator=(const RawNcclWorld&) = delete;
@@ -108,13 +101,7 @@ class RawNcclWorld {
     }
     if (n_ > 1) check(ncclGroupEnd(), "ncclGroupEnd");
     if (!blocking_) settle(comms_, "ncclAllReduce");
-    const auto deadline = Clock::now() + call_deadline;
-    for (cudaStream_t s : streams_) {
-      cudaError_t e;
-      while ((e = cudaStreamQuery(s)) == cudaErrorNotReady)
-        if (Clock::now() > deadline) throw std::runtime_error("raw nccl: a call ran past 60 s");
-      check(e, "cudaStreamQuery");
-    }
+    for (cudaStream_t s : streams_) drain(s, "an all_reduce");
   }
 
   // ncclCommFinalize then ncclCommDestroy of every rank; the seconds it took.
@@ -125,7 +112,10 @@ class RawNcclWorld {
     for (ncclComm_t c : comms_) check(ncclCommFinalize(c), "ncclCommFinalize");
     check(ncclGroupEnd(), "ncclGroupEnd (finalize)");
     settle(comms_, "finalize");
-    for (ncclComm_t c : comms_) check(ncclCommDestroy(c), "ncclCommDestroy");
+    for (ncclComm_t& c : comms_) {  // nulled first: a failed destroy is not aborted after
+      const ncclComm_t gone = std::exchange(c, nullptr);
+      check(ncclCommDestroy(gone), "ncclCommDestroy");
+    }
     comms_.clear();
     return std::chrono::duration<double>(Clock::now() - t0).count();
   }
@@ -133,6 +123,53 @@ class RawNcclWorld {
   double init_s = 0;
 
  private:
+  void connect(ncclConfig_t config) {
+    ncclUniqueId id;
+    check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    const int n = n_;
+    const std::size_t floats = floats_;
+    const auto t0 = Clock::now();
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int r = 0; r < n; ++r) {
+      check(cudaSetDevice(r), "cudaSetDevice");
+      check(ncclCommInitRankConfig(&comms_[static_cast<std::size_t>(r)], n, id, r, &config),
+            "ncclCommInitRankConfig");
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd (init)");
+    settle(comms_, "init");
+    init_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (int r = 0; r < n; ++r) {
+      check(cudaSetDevice(r), "cudaSetDevice");
+      cudaStream_t s = nullptr;
+      check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+      streams_.push_back(s);
+      void* b = nullptr;
+      check(cudaMalloc(&b, std::max<std::size_t>(floats, 1) * sizeof(float)), "cudaMalloc");
+      check(cudaMemset(b, 0, std::max<std::size_t>(floats, 1) * sizeof(float)), "cudaMemset");
+      buffers_.push_back(static_cast<float*>(b));
+      drain(cudaStreamLegacy, "zeroing the buffers");
+    }
+  }
+
+  // Frees the buffers and streams, then closes the communicators (`abort`: ncclCommAbort, for a
+  // world that failed or cannot finalize).
+  void release(bool abort) {
+    for (std::size_t r = 0; r < streams_.size(); ++r) {
+      (void)cudaSetDevice(static_cast<int>(r));
+      if (r < buffers_.size()) (void)cudaFree(buffers_[r]);
+      (void)cudaStreamDestroy(streams_[r]);
+    }
+    buffers_.clear();
+    streams_.clear();
+    if (!abort) {
+      (void)destroy();
+      return;
+    }
+    for (ncclComm_t c : comms_)
+      if (c) (void)ncclCommAbort(c);
+    comms_.clear();
+  }
+
   int n_;
   bool blocking_;
   std::size_t floats_;
