@@ -2,6 +2,7 @@
 // numbers, the collectives still gathering arrivals and the unmatched point-to-point calls.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -80,6 +81,13 @@ struct Comm {
   std::uint64_t id = 0;
   std::string name;          // "world", "node 1", "group {0, 2}"
   std::vector<int> members;  // global ranks in group-rank order
+  bool sorted = false;       // members ascending (most groups): found by binary search
+  // The group rank of global rank `rank`, or -1 when it is not a member.
+  int group_rank_of(int rank) const {
+    const auto at = sorted ? std::lower_bound(members.begin(), members.end(), rank)
+                           : std::find(members.begin(), members.end(), rank);
+    return at != members.end() && *at == rank ? static_cast<int>(at - members.begin()) : -1;
+  }
   // By group rank, each on a cache line of its own: every rank bumps its own on every collective.
   struct alignas(64) NextSeq {
     std::uint64_t value = 1;

@@ -39,10 +39,9 @@ std::string Op::describe(std::size_t i) const {
 }
 
 bool Op::waits_out() const {
-  for (std::size_t i = 0; i < calls.size(); ++i)
-    if (arrived[i])
-      return calls[i].kind == OpKind::barrier && calls[i].tag == monitored_barrier_tag;
-  return false;
+  if (arrived.count() == 0) return false;
+  const Call& first = calls[arrived.first()];  // every arrival agrees with it (or the op failed)
+  return first.kind == OpKind::barrier && first.tag == monitored_barrier_tag;
 }
 
 std::vector<int> Op::missing() const {

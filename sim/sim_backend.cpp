@@ -166,10 +166,9 @@ std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ran
 // This rank's backend on `comm`, a communicator a split made; null when it is not a member.
 std::shared_ptr<core::BackendImpl> SimBackend::member_of(const std::shared_ptr<Comm>& comm) {
   if (!comm) return nullptr;
-  const auto& members = comm->members;
-  const auto at = std::find(members.begin(), members.end(), global_rank_);
-  if (at == members.end()) return nullptr;
-  return std::make_shared<SimBackend>(world_, comm, static_cast<int>(at - members.begin()));
+  const int at = comm->group_rank_of(global_rank_);
+  if (at < 0) return nullptr;
+  return std::make_shared<SimBackend>(world_, comm, at);
 }
 
 // Each participant brings only its own list (the layout's hash is compared as the call's lists).

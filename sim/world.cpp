@@ -142,6 +142,7 @@ std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> member
   comm->name = std::move(name);
   comm->next_seq.assign(members.size(), {});
   comm->members = std::move(members);
+  comm->sorted = std::is_sorted(comm->members.begin(), comm->members.end());
   comms_.push_back(comm);
   for (const int r : comm->members) comms_of_[static_cast<std::size_t>(r)].push_back(comm);
   return comm;

@@ -1,6 +1,6 @@
 // The lock-free posting of collectives (world.cpp): a communicator's gathering ops, and the races
 // between ranks arriving through the gate, ranks finishing, failing and blocking, repeated so
-// that the interleavings the OS picks vary.
+// that the interleavings the OS picks vary; and how a communicator finds a member's group rank.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -133,6 +133,43 @@ TEST(LockFreePosting, BlockedRanksAreWokenWithoutWaitingForTheirDeadline) {
   long expected = 0;
   for (int i = 0; i < 300; ++i) expected += n * (n - 1) / 2 + n * i;  // sum of (rank + i)
   for (long s : sums) EXPECT_EQ(s, expected);
+}
+
+}  // namespace
+
+namespace {
+
+// A communicator finds a member's group rank by binary search when its members ascend (most
+// groups: new_group's sorted lists, a mesh's), by a scan otherwise; -1 for a non-member.
+TEST(Communicator, FindsAGroupRankWhetherItsMembersAscendOrNot) {
+  dist::sim::Comm ascending;
+  ascending.members = {2, 5, 9, 40};
+  ascending.sorted = true;
+  dist::sim::Comm given_order;
+  given_order.members = {9, 2, 40, 5};
+  for (const auto* comm : {&ascending, &given_order}) {
+    for (std::size_t i = 0; i < comm->members.size(); ++i)
+      EXPECT_EQ(comm->group_rank_of(comm->members[i]), static_cast<int>(i));
+    for (const int outsider : {0, 3, 41}) EXPECT_EQ(comm->group_rank_of(outsider), -1) << outsider;
+  }
+}
+
+// new_group over a large world in an order of its own: each member's rank in the new group is
+// its position in the list given (the scan), and in a sorted list its index (the search).
+TEST(Communicator, NewGroupsRanksFollowTheListGivenSortedOrNot) {
+  dist::sim::Cluster cluster{
+      .nodes = 16, .ranks_per_node = 8, .schedule = dist::sim::Schedule::deterministic};
+  dist::sim::run(cluster, [] {
+    const int n = dist::get_world_size(), me = dist::get_rank();
+    std::vector<int> reversed(static_cast<std::size_t>(n)), evens;
+    for (int r = 0; r < n; ++r) reversed[static_cast<std::size_t>(r)] = n - 1 - r;
+    for (int r = 0; r < n; r += 2) evens.push_back(r);
+    const dist::Group back = dist::new_group(reversed);
+    const dist::Group even = dist::new_group(evens);
+    EXPECT_EQ(dist::get_rank(back), n - 1 - me);
+    if (me % 2 == 0) EXPECT_EQ(dist::get_rank(even), me / 2);
+    else EXPECT_EQ(dist::get_rank(even), -1);
+  });
 }
 
 }  // namespace
