@@ -25,11 +25,16 @@ def sim_scale_section(paths):
     print(f"{head['calls_per_rank']} dist calls per rank, {head['ranks_per_node']} ranks per node, "
           f"rank stacks {stack}\n")
     print(f"{'ranks':>7}  {'schedule':<13}  {'wall (s)':>9}  {'peak RSS (MiB)':>14}  "
-          f"{'rank-calls':>11}  {'us/rank-call':>12}")
+          f"{'rank-calls':>11}  {'us/rank-call':>12}  (range over runs)")
     for r in runs:
         if r["ok"]:
-            print(f"{r['ranks']:>7}  {r['schedule']:<13}  {r['wall_s']:>9.3f}  "
-                  f"{r['peak_rss_mib']:>14.1f}  {r['rank_calls']:>11}  {r['us_per_rank_call']:>12.3f}")
+            cost, wall = r["us_per_rank_call"], r["wall_s"]
+            spread = ""
+            if "runs" in r and wall > 0:
+                spread = (f"  ({cost * r['wall_min_s'] / wall:.3f}-{cost * r['wall_max_s'] / wall:.3f}, "
+                          f"{r['runs']} run{'' if r['runs'] == 1 else 's'})")
+            print(f"{r['ranks']:>7}  {r['schedule']:<13}  {wall:>9.3f}  "
+                  f"{r['peak_rss_mib']:>14.1f}  {r['rank_calls']:>11}  {cost:>12.3f}{spread}")
         else:
             print(f"{r['ranks']:>7}  {r['schedule']:<13}  failed: {r['error']}")
     for q in ratios:

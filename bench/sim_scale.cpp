@@ -29,10 +29,12 @@ using Clock = std::chrono::steady_clock;
 
 const char* const usage_text =
     "usage: sim_scale [--ranks N,N,...] [--schedule deterministic|concurrent[,...]]\n"
-    "                 [--stack-kib K] [--limit-s S] [--mem-limit-gib G] [--json FILE]\n"
+    "                 [--stack-kib K] [--repeat K] [--limit-s S] [--mem-limit-gib G]\n"
+    "                 [--json FILE]\n"
     "  --ranks      world sizes, multiples of 8 (128 and up: of 128); default 1024,4096\n"
     "  --schedule   each size runs in each schedule listed; default deterministic\n"
     "  --stack-kib  Cluster::stack_size of each rank in KiB (0: sim's default); default 64\n"
+    "  --repeat     runs of each size (each in its own child); the row is their median; default 3\n"
     "  --limit-s    wall limit of each size's child process, killed past it; default 600\n"
     "  --mem-limit-gib  RLIMIT_AS of each child (address space, not RSS); 0 (default): none\n"
     "  --json       also write the results as JSON to FILE\n";
@@ -41,6 +43,7 @@ struct Options {
   std::vector<int> ranks{1024, 4096};
   std::vector<sim::Schedule> schedules{sim::Schedule::deterministic};
   std::size_t stack_kib = 64;
+  int repeat = 3;
   int limit_s = 600;
   long mem_limit_gib = 0;
   std::string json;
@@ -87,6 +90,9 @@ void set_option(Options& o, const std::string& flag, const std::string& value) {
     }
   } else if (flag == "--stack-kib") {
     o.stack_kib = static_cast<std::size_t>(parse_number(value, flag));
+  } else if (flag == "--repeat") {
+    o.repeat = static_cast<int>(parse_number(value, flag));
+    if (o.repeat < 1) bad_usage("--repeat: at least 1");
   } else if (flag == "--limit-s") {
     o.limit_s = static_cast<int>(parse_number(value, flag));
   } else if (flag == "--mem-limit-gib") {
@@ -241,7 +247,12 @@ int main(int argc, char** argv) {
   print_header(o.stack_kib);
   for (const auto schedule : o.schedules)
     for (const int n : o.ranks) {
-      results.push_back(run_size(o, n, schedule));
+      // A small world runs for milliseconds, where one slow moment of the machine moves its cost
+      // by a third: the row is the median of its runs (each in a child of its own).
+      std::vector<SizeResult> runs;
+      for (int k = 0; k < o.repeat && (runs.empty() || runs.back().ok); ++k)
+        runs.push_back(run_size(o, n, schedule));
+      results.push_back(median_of(std::move(runs)));
       print_row(results.back());
       if (!o.json.empty()) write_json(o.json, results, o.stack_kib);
     }

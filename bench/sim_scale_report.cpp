@@ -1,6 +1,7 @@
 // sim_scale's table, ratio lines and JSON file.
 #include "bench/sim_scale_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -61,6 +62,9 @@ std::string json_result(const SizeResult& r) {
                     ", \"peak_rss_mib\": " + std::to_string(r.peak_rss_mib);
   if (!r.ok) return out + ", \"error\": " + json_string(r.error) + "}";
   return out + ", \"wall_s\": " + std::to_string(r.wall_s) +
+         ", \"wall_min_s\": " + std::to_string(r.wall_min_s) +
+         ", \"wall_max_s\": " + std::to_string(r.wall_max_s) +
+         ", \"runs\": " + std::to_string(r.runs) +
          ", \"rank_calls\": " + std::to_string(r.rank_calls) +
          ", \"us_per_rank_call\": " + std::to_string(r.us_per_rank_call) + "}";
 }
@@ -75,21 +79,36 @@ std::string json_ratio(const Ratio& q) {
 
 }  // namespace
 
+SizeResult median_of(std::vector<SizeResult> runs) {
+  for (const auto& r : runs)
+    if (!r.ok) return r;
+  std::sort(runs.begin(), runs.end(),
+            [](const SizeResult& a, const SizeResult& b) { return a.wall_s < b.wall_s; });
+  SizeResult m = runs[runs.size() / 2];
+  m.runs = static_cast<int>(runs.size());
+  m.wall_min_s = runs.front().wall_s;
+  m.wall_max_s = runs.back().wall_s;
+  for (const auto& r : runs) m.peak_rss_mib = std::max(m.peak_rss_mib, r.peak_rss_mib);
+  return m;
+}
+
 void print_header(std::size_t stack_kib) {
   std::printf(
       "sim_scale: barrier; all_reduce (world, node group, data/pipeline/tensor groups of a "
       "3-D mesh); init_device_mesh; gather_object: %d dist calls per rank, 8 ranks per "
       "node, rank stacks %s\n",
       calls_per_rank, stack_kib ? (std::to_string(stack_kib) + " KiB").c_str() : "sim's default");
-  std::printf("%7s  %-13s  %9s  %14s  %11s  %12s\n", "ranks", "schedule", "wall (s)",
-              "peak RSS (MiB)", "rank-calls", "us/rank-call");
+  std::printf("%7s  %-13s  %9s  %14s  %11s  %12s  %s\n", "ranks", "schedule", "wall (s)",
+              "peak RSS (MiB)", "rank-calls", "us/rank-call", "(range over runs)");
   std::fflush(stdout);
 }
 
 void print_row(const SizeResult& r) {
   if (r.ok)
-    std::printf("%7d  %-13s  %9.3f  %14.1f  %11lld  %12.3f\n", r.ranks, r.schedule.c_str(),
-                r.wall_s, r.peak_rss_mib, static_cast<long long>(r.rank_calls), r.us_per_rank_call);
+    std::printf("%7d  %-13s  %9.3f  %14.1f  %11lld  %12.3f  (%.3f-%.3f, %d run%s)\n", r.ranks,
+                r.schedule.c_str(), r.wall_s, r.peak_rss_mib, static_cast<long long>(r.rank_calls),
+                r.us_per_rank_call, r.us_per_rank_call * r.wall_min_s / r.wall_s,
+                r.us_per_rank_call * r.wall_max_s / r.wall_s, r.runs, r.runs == 1 ? "" : "s");
   else std::printf("%7d  %-13s  failed: %s\n", r.ranks, r.schedule.c_str(), r.error.c_str());
   std::fflush(stdout);
 }

@@ -15,8 +15,10 @@ struct SizeResult {
   std::string schedule;
   bool ok = false;
   std::string error;  // why it failed, when !ok
-  double wall_s = 0;  // of dist::sim::run
-  double peak_rss_mib = 0;
+  double wall_s = 0;  // of dist::sim::run (the median of `runs`)
+  double wall_min_s = 0, wall_max_s = 0;
+  int runs = 1;
+  double peak_rss_mib = 0;      // the largest of the runs
   std::int64_t rank_calls = 0;  // dist calls per rank × ranks
   double us_per_rank_call = 0;
 
@@ -25,6 +27,10 @@ struct SizeResult {
     return *this;
   }
 };
+
+// One result of several runs of a size: the first failure, else the median wall time (and the cost
+// per rank-call from it), the range of the walls and the largest peak RSS.
+SizeResult median_of(std::vector<SizeResult> runs);
 
 void print_header(std::size_t stack_kib);
 void print_row(const SizeResult& r);
