@@ -289,8 +289,10 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
     std::unique_lock<std::mutex> lock;
     if (!locked) lock = lock_fabric();
     op->new_comm = make_comm(std::move(name), std::move(members));
+    release_lists(*op);
   } else if (first.kind == OpKind::split_groups) {
     make_layout_comms(*op, locked);
+    release_lists(*op);
   }
   if (run_inline(*op))
     complete(*op, locked);
@@ -316,6 +318,13 @@ void World::make_layout_comms(Op& op, bool locked) {
     const auto& list = op.calls[i].split_ranks;
     if (!list.empty()) op.new_comms[i] = op.new_comms[static_cast<std::size_t>(list.front())];
   }
+}
+
+// A split's lists, once its communicators are made: every participant's call holds one (a
+// world-sized new_group's, n lists of n ranks), and an op's call slots keep their memory while the
+// op waits in the pool for its next use.
+void World::release_lists(Op& op) {
+  for (Call& call : op.calls) std::vector<int>().swap(call.split_ranks);
 }
 
 // One rank runs at a time in deterministic mode, and a small op is over sooner than waiters

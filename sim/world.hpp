@@ -154,6 +154,7 @@ class World {
   std::shared_ptr<Op> match_recv(Comm& comm, int dst, int src, int tag);
   void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
   void make_layout_comms(Op& op, bool locked);
+  static void release_lists(Op& op);  // frees the calls' split lists once the split is made
   bool run_inline(Op& op);
   void publish_chunks(const std::shared_ptr<Op>& op, bool locked);
   void fail(Op& op, std::exception_ptr error, bool locked);
