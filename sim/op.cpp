@@ -12,8 +12,7 @@ void Call::take(Call&& other) {
   in = other.in;
   out = other.out;
   start_us = other.start_us;
-  if (!split_ranks.empty() || !other.split_ranks.empty())
-    split_ranks = std::move(other.split_ranks);
+  if (split_ranks || other.split_ranks) split_ranks = std::move(other.split_ranks);
   if (!counts.empty() || !other.counts.empty()) counts = std::move(other.counts);
   if (!injected_failure.empty() || !other.injected_failure.empty())
     injected_failure = std::move(other.injected_failure);
@@ -21,7 +20,9 @@ void Call::take(Call&& other) {
 
 std::string_view differing_field(const Call& a, const Call& b) {
   if (const auto field = core::differing_field(a, b); !field.empty()) return field;
-  if (a.kind == OpKind::split && a.split_ranks != b.split_ranks) return "ranks";
+  if (a.kind == OpKind::split && a.split_ranks != b.split_ranks &&
+      !std::ranges::equal(a.ranks(), b.ranks()))
+    return "ranks";
   // split_groups: each rank's own list differs; the layout's hash (lists) is compared by core's.
   if (a.kind == OpKind::all_gather_v && a.counts != b.counts) return "counts";
   return {};

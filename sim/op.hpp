@@ -31,12 +31,18 @@ struct alignas(64) Call : core::CallDesc {
   const void* in = nullptr;
   void* out = nullptr;
   double start_us = 0;  // when the rank posted it (set only when tracing)
-  std::vector<int> split_ranks;       // new_group's rank list
+  // new_group's rank list (every participant's is the same: those that agree with the first
+  // arrival's share it, so a world-sized new_group holds one list, not one per rank), or a
+  // layout's own list (split_groups); null for other calls.
+  std::shared_ptr<const std::vector<int>> split_ranks;
   std::vector<std::size_t> counts;    // all_gather_v's per-rank counts
   std::string injected_failure;  // set by a Fault::fail: the op fails with this message
 
   // e.g. "all_reduce(op=sum, float32 x 8)".
-  std::string describe() const { return core::describe(*this, split_ranks, counts); }
+  std::string describe() const { return core::describe(*this, ranks(), counts); }
+  std::span<const int> ranks() const {
+    return split_ranks ? std::span<const int>(*split_ranks) : std::span<const int>();
+  }
   // Takes `other`'s fields, writing the rare ones only when either side has any: an op's call
   // slot is reused, and its other lines then stay untouched.
   void take(Call&& other);

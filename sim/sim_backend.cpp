@@ -157,7 +157,7 @@ void SimBackend::monitored_barrier(std::chrono::milliseconds timeout, bool wait_
 std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ranks) {
   Call c;
   c.kind = OpKind::split;
-  c.split_ranks = ranks;
+  c.split_ranks = std::make_shared<const std::vector<int>>(ranks);
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
   return member_of(op->new_comm);
@@ -176,7 +176,7 @@ std::shared_ptr<core::BackendImpl> SimBackend::split_groups(const core::Layout& 
   Call c;
   c.kind = OpKind::split_groups;
   c.lists = layout.hash;
-  c.split_ranks = layout.own;
+  c.split_ranks = std::make_shared<const std::vector<int>>(layout.own);
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
   return member_of(op->new_comms.at(static_cast<std::size_t>(rank_)));

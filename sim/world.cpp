@@ -242,9 +242,12 @@ World::Arrival World::register_arrival(Op& op, std::size_t index, Call&& call) {
                 ": " + op.calls[index].injected_failure + " (injected fault)"))};
   }
   if (op.arrived.count() > 1) {  // every earlier arrival already agrees with the first one
-    const auto field = differing_field(op.calls[op.arrived.first()], op.calls[index]);
+    const Call& first = op.calls[op.arrived.first()];
+    const auto field = differing_field(first, op.calls[index]);
     if (!field.empty())
       return {Arrival::Kind::fail, std::make_exception_ptr(DesyncError(desync_message(op, field)))};
+    // The same list as the first arrival's: share it (its own copy is freed here).
+    if (first.kind == OpKind::split) op.calls[index].split_ranks = first.split_ranks;
   }
   if (op.arrived.count() == op.arrived.size())
     return {Arrival::Kind::all_arrived, {}};
@@ -284,7 +287,7 @@ void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
   const Call& first = op->calls.front();
   if (first.kind == OpKind::split) {
     std::vector<int> members;
-    for (int r : first.split_ranks) members.push_back(op->comm->members[static_cast<std::size_t>(r)]);
+    for (int r : first.ranks()) members.push_back(op->comm->members[static_cast<std::size_t>(r)]);
     std::string name = core::group_name(members);
     std::unique_lock<std::mutex> lock;
     if (!locked) lock = lock_fabric();
@@ -307,7 +310,7 @@ void World::make_layout_comms(Op& op, bool locked) {
   if (!locked) lock = lock_fabric();
   op.new_comms.assign(op.calls.size(), nullptr);
   for (std::size_t i = 0; i < op.calls.size(); ++i) {
-    const auto& list = op.calls[i].split_ranks;
+    const auto list = op.calls[i].ranks();
     if (list.empty() || static_cast<std::size_t>(list.front()) != i) continue;
     std::vector<int> members;
     for (const int r : list) members.push_back(op.comm->members[static_cast<std::size_t>(r)]);
@@ -315,7 +318,7 @@ void World::make_layout_comms(Op& op, bool locked) {
     op.new_comms[i] = make_comm(std::move(name), std::move(members));
   }
   for (std::size_t i = 0; i < op.calls.size(); ++i) {
-    const auto& list = op.calls[i].split_ranks;
+    const auto list = op.calls[i].ranks();
     if (!list.empty()) op.new_comms[i] = op.new_comms[static_cast<std::size_t>(list.front())];
   }
 }
@@ -324,7 +327,7 @@ void World::make_layout_comms(Op& op, bool locked) {
 // world-sized new_group's, n lists of n ranks), and an op's call slots keep their memory while the
 // op waits in the pool for its next use.
 void World::release_lists(Op& op) {
-  for (Call& call : op.calls) std::vector<int>().swap(call.split_ranks);
+  for (Call& call : op.calls) call.split_ranks.reset();
 }
 
 // One rank runs at a time in deterministic mode, and a small op is over sooner than waiters

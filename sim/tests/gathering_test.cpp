@@ -172,4 +172,30 @@ TEST(Communicator, NewGroupsRanksFollowTheListGivenSortedOrNot) {
   });
 }
 
+// A new_group's list is kept once (the ranks that agree with the first arrival share its copy),
+// and a mismatch still shows every arrived rank's list.
+TEST(Communicator, ANewGroupsSharedListStillDescribesEveryRanksCall) {
+  dist::sim::Cluster cluster{
+      .nodes = 1, .ranks_per_node = 4, .schedule = dist::sim::Schedule::deterministic};
+  try {
+    dist::sim::run(cluster, [] {
+      const int me = dist::get_rank();
+      dist::new_group(me == 3 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1, 2, 3});
+    });
+    ADD_FAILURE() << "the differing list was not caught";
+  } catch (const RunError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, ::testing::HasSubstr("'ranks'"));
+    EXPECT_THAT(what, ::testing::HasSubstr("ranks={0,1,2,3}"));
+    EXPECT_THAT(what, ::testing::HasSubstr("ranks={0,1,2}"));
+  }
+  // Agreeing lists make the group on every rank.
+  dist::sim::run(cluster, [] {
+    const dist::Group g = dist::new_group({3, 1, 2});
+    const int me = dist::get_rank();
+    EXPECT_EQ(dist::get_rank(g), me == 3 ? 0 : me == 1 ? 1 : me == 2 ? 2 : -1);
+    if (me != 0) dist::barrier(g);
+  });
+}
+
 }  // namespace
