@@ -58,6 +58,11 @@ class DIST_API BackendImpl {
   // list in order, making them with layout.list (a backend whose split does not communicate,
   // gloo's, needs no more).
   virtual std::shared_ptr<BackendImpl> split_groups(const Layout& layout);
+  // The world ranks of this backend's group in group order, when the backend keeps them in a list
+  // its members can share (sim: its communicator's), else null. A group made by split or
+  // split_groups then holds that list instead of a copy per rank (a world-sized group's copies:
+  // n lists of n ranks).
+  virtual std::shared_ptr<const std::vector<int>> shared_members() const { return nullptr; }
 
   // Operations with defaults composed from the primitives (see backend.cpp); a backend overrides
   // the ones its engine does natively.

@@ -141,14 +141,18 @@ void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks, c
   if (t.size > 1) t.backend->monitored_barrier(timeout, wait_all_ranks);
 }
 
-Group new_group(std::vector<int> ranks) {
+Group new_group(const std::vector<int>& ranks) {
   core::Context* ctx = core::current_context();
   if (!ctx)
     throw NotInitialized("new_group: no distributed context (call init_dist, or run inside "
                          "dist::sim::run)");
   check_new_group_ranks(ranks, ctx->world_size);
   auto backend = ctx->world->backend ? ctx->world->backend->split(ranks) : nullptr;
-  return Group(core::make_group_state(*ctx, std::move(ranks), std::move(backend)));
+  if (auto shared = backend ? backend->shared_members() : nullptr; shared && *shared == ranks) {
+    const int group_rank = backend->rank();
+    return Group(core::make_group_state(*ctx, std::move(shared), group_rank, std::move(backend)));
+  }
+  return Group(core::make_group_state(*ctx, ranks, std::move(backend)));
 }
 
 Group new_group(const std::vector<int>& ranks, const GroupOptions& options) {
@@ -198,8 +202,10 @@ Group make_layout_group(const Layout& layout, const char* function) {
   if (layout.color < 0)
     return Group(
         make_group_state(ctx, layout.count ? layout.list(0) : std::vector<int>{}, nullptr));
-  return Group(make_group_state(ctx, std::make_shared<const std::vector<int>>(layout.own),
-                                layout.position, std::move(mine)));
+  auto shared = mine ? mine->shared_members() : nullptr;
+  if (!shared || *shared != layout.own)
+    shared = std::make_shared<const std::vector<int>>(layout.own);
+  return Group(make_group_state(ctx, std::move(shared), layout.position, std::move(mine)));
 }
 
 }  // namespace dist::core

@@ -33,6 +33,10 @@ class SimBackend final : public core::BackendImpl {
   // new_group's timeout option: this group's waits end at it (the run's timeout when longer).
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
+  // The communicator's members, shared with it (an aliasing pointer that keeps it alive).
+  std::shared_ptr<const std::vector<int>> shared_members() const override {
+    return {comm_, &comm_->members};
+  }
 
   World& world() const { return world_; }
 

@@ -87,6 +87,9 @@ class CallLayer final : public BackendImpl {
   }
 
   dist::Backend kind() const override { return inner_->kind(); }
+  std::shared_ptr<const std::vector<int>> shared_members() const override {
+    return inner_->shared_members();
+  }
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   Device device() const override { return inner_->device(); }

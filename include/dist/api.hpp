@@ -105,8 +105,9 @@ DIST_API void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all
                                 const Group& group = {});
 
 // Creates a group of the given global ranks (distinct, in range, in the order given). Like
-// torch.distributed.new_group, every rank of the world must call it with the same list.
-DIST_API Group new_group(std::vector<int> ranks);
+// torch.distributed.new_group, every rank of the world must call it with the same list (read in
+// place: a program may hand every rank one shared list).
+DIST_API Group new_group(const std::vector<int>& ranks);
 
 // new_group's options (torch's backend= and timeout=): the group's own backend (a gloo group under
 // an nccl world, as detectron2 keeps for its object collectives) and timeout (positive). Sim
