@@ -221,8 +221,8 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   // pays the first's, so a rank posting many never keeps the baton for long.
   if (locked_ && deterministic()) {
     bool& owes = ranks_[static_cast<std::size_t>(rank)].owes_yield;
-    if (owes) yield(lock, rank);
-    owes = !owes;
+    if (owes) yield(lock, rank);  // pays the earlier post's switch; this one owes none
+    else owes = true;
   }
   return op;
 }
@@ -323,9 +323,9 @@ void World::make_layout_comms(Op& op, bool locked) {
   }
 }
 
-// A split's lists, once its communicators are made: every participant's call holds one (a
-// world-sized new_group's, n lists of n ranks), and an op's call slots keep their memory while the
-// op waits in the pool for its next use.
+// A split's lists, once its communicators are made: every participant's call holds one (new_group's
+// shared by all, a layout's its own), and an op's call slots keep them while the op waits in the
+// pool for its next use.
 void World::release_lists(Op& op) {
   for (Call& call : op.calls) call.split_ranks.reset();
 }

@@ -103,7 +103,7 @@ class World {
     std::optional<std::chrono::milliseconds> wait_limit;  // deterministic: Work::wait's timeout
     bool waits_out = false;  // blocked in a monitored barrier (see World::wait)
     // Deterministic: a collective was posted and the switch it owes the others has not happened
-    // yet (post_collective leaves it to the wait, test or post that follows; see there).
+    // yet (post_collective leaves it to the wait, test or post that follows; any yield pays it).
     bool owes_yield = false;
     // Concurrent mode: the CPU it last ran on in the fabric (a waiter yields to a participant
     // on its own CPU, world_wait.cpp).

@@ -38,7 +38,6 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
   const std::size_t index = is_send ? 0 : 1;
   settle(op, index, register_arrival(*op, index, std::move(call)), true);
   if (predictor_) predictor_->on_posted(rank, *op, op->calls[index]);
-  ranks_[static_cast<std::size_t>(rank)].owes_yield = false;  // paid here
   yield(lock, rank);
   return op;
 }

@@ -62,7 +62,6 @@ bool World::test(int rank, const std::shared_ptr<Op>& op) {
       (s == Op::State::gathering || ranks_[static_cast<std::size_t>(rank)].owes_yield)) {
     // Polling is a communication point: let the others run, or a polling loop would spin forever.
     std::unique_lock lock(mutex_);
-    ranks_[static_cast<std::size_t>(rank)].owes_yield = false;
     yield(lock, rank);
     s = op->state.load(std::memory_order_acquire);
   }
@@ -194,10 +193,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);
     if (s == Op::State::done) {
-      if (me.owes_yield) {  // the switch its post left to here (post_collective)
-        me.owes_yield = false;
-        yield(lock, rank);
-      }
+      if (me.owes_yield) yield(lock, rank);  // the switch its post left to here (post_collective)
       if (predictor_) predictor_->on_waited(rank, *op, entered);
       return;
     }
@@ -241,6 +237,7 @@ void World::enter(int rank) {
 
 void World::yield(std::unique_lock<std::mutex>& lock, int rank) {
   if (!deterministic()) return;
+  ranks_[static_cast<std::size_t>(rank)].owes_yield = false;  // any switch owed is this one
   pass_baton();
   await_baton(lock, rank);
 }
