@@ -17,6 +17,14 @@
 namespace dist {
 
 namespace {
+// The backend's shared member list when it is `ranks` (a sim group's), so every member's group
+// holds that one list; null otherwise (the group keeps a copy).
+std::shared_ptr<const std::vector<int>> shared_list(const core::BackendImpl* backend,
+                                                    const std::vector<int>& ranks) {
+  auto shared = backend ? backend->shared_members() : nullptr;
+  return shared && *shared == ranks ? shared : nullptr;
+}
+
 // The state of `group` for queries: null when not distributed.
 detail::GroupState* query_state(const Group& group) {
   core::Context* ctx = core::current_context();
@@ -148,7 +156,7 @@ Group new_group(const std::vector<int>& ranks) {
                          "dist::sim::run)");
   check_new_group_ranks(ranks, ctx->world_size);
   auto backend = ctx->world->backend ? ctx->world->backend->split(ranks) : nullptr;
-  if (auto shared = backend ? backend->shared_members() : nullptr; shared && *shared == ranks) {
+  if (auto shared = shared_list(backend.get(), ranks)) {
     const int group_rank = backend->rank();
     return Group(core::make_group_state(*ctx, std::move(shared), group_rank, std::move(backend)));
   }
@@ -202,9 +210,8 @@ Group make_layout_group(const Layout& layout, const char* function) {
   if (layout.color < 0)
     return Group(
         make_group_state(ctx, layout.count ? layout.list(0) : std::vector<int>{}, nullptr));
-  auto shared = mine ? mine->shared_members() : nullptr;
-  if (!shared || *shared != layout.own)
-    shared = std::make_shared<const std::vector<int>>(layout.own);
+  auto shared = shared_list(mine.get(), layout.own);
+  if (!shared) shared = std::make_shared<const std::vector<int>>(layout.own);
   return Group(make_group_state(ctx, std::move(shared), layout.position, std::move(mine)));
 }
 
