@@ -49,7 +49,9 @@ int named_rank(const launch_test::CommandResult& r, int rank) {
 void expect_killed_and_survivors_failed(const launch_test::CommandResult& r, int n, int victim) {
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code(), 128 + SIGKILL) << r.err;
-  EXPECT_LT(r.elapsed, 15s) << "the survivors must fail within the 10 s timeout";
+  // 10 s of collective timeout, up to 5 s more where rank 0 keeps the store up for the others to
+  // record, and process start-up under sanitizers on a loaded machine: well under distrun's 30 s.
+  EXPECT_LT(r.elapsed, 25s) << "the survivors must fail on their own, before distrun's 30 s stop";
   EXPECT_NE(r.err.find("distrun: rank " + std::to_string(victim) + ": killed by signal 9"),
             std::string::npos) << r.err;
   for (int rank = 0; rank < n; ++rank) {
