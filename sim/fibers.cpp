@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <boost/context/fiber.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "dist/errors.hpp"
+#include "sim/spin.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -94,6 +96,7 @@ struct Fibers::Slot {
   EhState eh;
   void* fake_stack = nullptr;  // AddressSanitizer's, while suspended
   void* tsan = nullptr;
+  const std::byte* sp = nullptr;  // suspend()'s frame when it last switched out
 };
 
 struct Fibers::Scheduler {
@@ -133,11 +136,23 @@ void Fibers::start(int rank, const Hooks& hooks) {
   });
 }
 
+// Asks for the lines a resumed rank touches first, all at once: the switch's saved registers
+// below suspend()'s frame and the frames it returns through above (about 2 KiB in
+// bench/sim_scale). In a large world they are out of cache, and returning through them would miss
+// one line after another (65,536 ranks: 5.2 -> 4.9 us per rank-call).
+void Fibers::prefetch_frames(const Slot& slot) {
+  if (!slot.sp) return;
+  constexpr std::ptrdiff_t below = 192, above = 4096;
+  const std::byte* end = std::min(slot.sp + above, static_cast<const std::byte*>(slot.stack.top()));
+  for (const std::byte* p = slot.sp - below; p < end; p += 64) prefetch_for_write(p);
+}
+
 void Fibers::resume(int rank) {
   Slot& slot = slots_[static_cast<std::size_t>(rank)];
   Scheduler& s = *scheduler_;
   running_ = rank;
   stacks_.prefetch_canary(slot.stack);  // in cache when the rank switches out and it is checked
+  prefetch_frames(slot);
   s.eh = eh_globals();
   eh_globals() = slot.eh;
   asan_start(&s.fake_stack, slot.stack.bottom, slot.stack.size);
@@ -160,6 +175,7 @@ void Fibers::suspend() {
   Slot& slot = slots_[static_cast<std::size_t>(running_)];
   const int rank = running_;
   Scheduler& s = *scheduler_;
+  slot.sp = static_cast<const std::byte*>(__builtin_frame_address(0));
   asan_start(&slot.fake_stack, s.bottom, s.size);
   tsan_switch(s.tsan);
   s.main = std::move(s.main).resume();

@@ -52,6 +52,7 @@ class Fibers {
   struct Scheduler;  // the scheduler's side of every switch
   void start(int rank, const Hooks& hooks);
   void resume(int rank);
+  static void prefetch_frames(const Slot& slot);
   void check_stack(int rank) const;
 
   FiberStacks stacks_;
