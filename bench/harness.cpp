@@ -269,17 +269,6 @@ void set_running_benchmark(const std::string& name) { running_benchmark = name; 
 
 double bus_factor(const std::string& op, int n) { return busbw_factor(op, n); }
 
-namespace {
-constexpr double batch_target_s = 2e-3;
-constexpr int max_pair_reps = 2;
-
-// The batch size of the running benchmark: sized on its first run, reused by its repetitions.
-int batch_for(BenchWorld& world, const std::function<void(int)>& op) {
-  auto [sized, fresh] = batch_sizes.try_emplace(running_benchmark, 0);
-  if (fresh) sized->second = batch_size([&](int r) { return world.time_batch(op, r); }, batch_target_s);
-  return sized->second;
-}
-
 void set_counters(benchmark::State& state, int ranks, std::int64_t calls, double total,
                   double bytes, const std::string& op_name) {
   const double per_call = calls > 0 ? total / static_cast<double>(calls) : 0;
@@ -292,6 +281,19 @@ void set_counters(benchmark::State& state, int ranks, std::int64_t calls, double
     state.counters["bytes"] = bytes;
   }
 }
+
+namespace {
+constexpr double batch_target_s = 2e-3;
+constexpr int max_pair_reps = 2;
+
+// The batch size of the running benchmark: sized on its first run, reused by its repetitions.
+int batch_for(BenchWorld& world, const std::function<void(int)>& op) {
+  auto [sized, fresh] = batch_sizes.try_emplace(running_benchmark, 0);
+  if (fresh)
+    sized->second = batch_size([&](int r) { return world.time_batch(op, r); }, batch_target_s);
+  return sized->second;
+}
+
 }  // namespace
 
 BenchWorld::PairTimes BenchWorld::time_alternating(const std::function<void(int)>& op,

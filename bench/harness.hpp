@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -118,6 +119,10 @@ void close_worlds();
 
 // How the bandwidth of a collective is counted (nccl-tests): bus bandwidth = algbw × factor.
 double bus_factor(const std::string& op, int n);
+// The counters of a benchmark of `calls` calls on `ranks` ranks that took `total` seconds: ranks,
+// calls, and where `bytes` move per call, algbw, busbw (GB/s, as `op_name` counts them) and bytes.
+void set_counters(benchmark::State& state, int ranks, std::int64_t calls, double total,
+                  double bytes, const std::string& op_name);
 
 // The benchmark about to run (add_benchmark sets it): measure() sizes a benchmark's batches once,
 // on its first run, so Google Benchmark's iteration-count trials and --benchmark_repetitions all

@@ -25,6 +25,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto call_deadline = std::chrono::seconds(60);
 
+double seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("raw nccl: ") + what + ": " + cudaGetErrorString(e));
@@ -117,7 +121,7 @@ class RawNcclWorld {
       check(ncclCommDestroy(gone), "ncclCommDestroy");
     }
     comms_.clear();
-    return std::chrono::duration<double>(Clock::now() - t0).count();
+    return seconds(t0, Clock::now());
   }
 
   double init_s = 0;
@@ -137,7 +141,7 @@ class RawNcclWorld {
     }
     check(ncclGroupEnd(), "ncclGroupEnd (init)");
     settle(comms_, "init");
-    init_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    init_s = seconds(t0, Clock::now());
     for (int r = 0; r < n; ++r) {
       check(cudaSetDevice(r), "cudaSetDevice");
       cudaStream_t s = nullptr;
@@ -204,20 +208,31 @@ void register_raw_all_reduce(int n, bool blocking, std::size_t bytes, std::size_
     for (auto _ : state) {
       const auto t0 = Clock::now();
       world.all_reduce(count);
-      const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double t = seconds(t0, Clock::now());
       state.SetIterationTime(t);
       total += t;
     }
-    const auto calls = static_cast<double>(state.iterations());
-    const double moved = static_cast<double>(count * sizeof(float));
-    state.counters["ranks"] = n;
-    state.counters["calls"] = calls;
-    if (calls > 0 && total > 0) {
-      const double algbw = moved * calls / total / 1e9;
-      state.counters["algbw"] = algbw;
-      state.counters["busbw"] = algbw * bus_factor("all_reduce", n);
-    }
+    set_counters(state, n, static_cast<std::int64_t>(state.iterations()), total,
+                 static_cast<double>(count * sizeof(float)), "all_reduce");
   });
+}
+
+// Makes and closes a world per iteration (`cycle` returns the seconds of each) with no other world
+// open; the manual time is the making, and the counters init_ms and destroy_ms are the means.
+template <class Cycle>
+void time_worlds(benchmark::State& state, Cycle cycle) {
+  raw_world.reset();
+  close_worlds();
+  double init = 0, destroy = 0;
+  for (auto _ : state) {
+    const auto [made, closed] = cycle();
+    init += made;
+    destroy += closed;
+    state.SetIterationTime(made);
+  }
+  const auto k = static_cast<double>(state.iterations());
+  state.counters["init_ms"] = init / k * 1e3;
+  state.counters["destroy_ms"] = destroy / k * 1e3;
 }
 
 // The cost of a world, made and closed three times: NCCL's alone (init_ms, destroy_ms) and dist's.
@@ -226,39 +241,23 @@ void register_world_costs(int n) {
     add_fixed_benchmark(
         "nccl_world/" + mode_name(blocking) + "/ranks:" + std::to_string(n),
         [=](benchmark::State& state) {
-      raw_world.reset();
-      close_worlds();
-      double init = 0, destroy = 0;
-      for (auto _ : state) {
+      time_worlds(state, [&] {
         RawNcclWorld world(n, blocking, 1);
-        init += world.init_s;
-        destroy += world.destroy();
-        state.SetIterationTime(world.init_s);
-      }
-      const auto k = static_cast<double>(state.iterations());
-      state.counters["init_ms"] = init / k * 1e3;
-      state.counters["destroy_ms"] = destroy / k * 1e3;
+        const double destroy = world.destroy();
+        return std::pair{world.init_s, destroy};
+      });
         },
         3);
   add_fixed_benchmark(
       "nccl_world/nccl/ranks:" + std::to_string(n),
       [=](benchmark::State& state) {
-    raw_world.reset();
-    close_worlds();
-    double init = 0, destroy = 0;
-    for (auto _ : state) {
+    time_worlds(state, [&] {
       const auto t0 = Clock::now();
       auto world = std::make_unique<BenchWorld>(Backend::nccl, n);
       const auto t1 = Clock::now();
       world.reset();
-      const auto t2 = Clock::now();
-      init += std::chrono::duration<double>(t1 - t0).count();
-      destroy += std::chrono::duration<double>(t2 - t1).count();
-      state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
-    }
-    const auto k = static_cast<double>(state.iterations());
-    state.counters["init_ms"] = init / k * 1e3;
-    state.counters["destroy_ms"] = destroy / k * 1e3;
+      return std::pair{seconds(t0, t1), seconds(t1, Clock::now())};
+    });
       },
       3);
 }
