@@ -41,10 +41,16 @@ struct DIST_API Network {
   // of a node that send at once in an algorithm share it (all of them in a ring or an exchange,
   // all but the last in a chain). 0: no such limit (each rank has its own link, as with NVSwitch).
   double node_gbps = 0;
-  // Ranks of one node that run at the same time (a CPU's cores); more ranks than this on a node
-  // slow each call's latency-bound steps by ranks / cores (a step waits for its rank to be
-  // scheduled; bulk copies share node_gbps however the cores run them). 0: one per rank.
+  // Ranks of one node that run at the same time (a CPU's cores). With more ranks than this on a
+  // node, each call's overhead (CPU work all ranks do at once) takes ranks / cores times longer
+  // and each latency-bound step also waits handover_us for its receiver to be given a core; the
+  // steps' copies and reductions are not slowed (the ranks of a core take turns within a step,
+  // and senders share node_gbps however the cores run them). 0: one per rank.
   int cores_per_node = 0;
+  // The time a process takes to hand its core to another that waits for it (dist_calibrate
+  // measures it: two processes on one core taking turns). Paid per step only where a node has
+  // more ranks than cores_per_node.
+  double handover_us = 0;
   // A CPU's terms (0: none, as on GPUs, where NCCL's kernels reduce at link speed and buffers
   // live in device memory). reduce_gbps: the rate at which a rank combines the bytes it reduces.
   // cache_bytes and memory_gbps: a call whose size (as estimate() counts it) exceeds cache_bytes

@@ -19,12 +19,17 @@ struct Terms {
   double ring_rate = 0;  // bytes/µs each rank of a ring sends at
   double intra = 0;      // one rank's rate within its node (sharing the node's bus)
   double node_nics = 0;  // the rate of the NICs the group's ranks of one node use together
-  // More ranks than cores on a node: each latency-bound step waits for its rank to be scheduled
-  // (ranks / cores). Bulk copies are not slowed further: the ranks sending at once already share
-  // the node's copy rate (node_gbps), whichever cores run them.
-  double slow = 1;
-  double lat(double us) const { return us * slow; }
-  double reduce = 0;  // bytes/µs a rank combines (0: free)
+  // More ranks than cores on a node: a call's overhead, CPU work every rank does at once on
+  // entering it, takes ranks / cores times longer (the cores are time-shared), and each
+  // latency-bound step also waits `handover` for its receiver to be given a core. The steps'
+  // copies and reductions are not slowed: within a step the ranks sharing a core take turns (one
+  // waits for its data while the other works), and the senders already share the node's rate.
+  double handover = 0;
+  double overhead = 0;  // a call's, µs
+  double reduce = 0;    // bytes/µs a rank combines (0: free)
+  // One step's latency over a link of `latency` µs.
+  double step(double latency) const { return latency + handover; }
+  double hop() const { return step(alpha); }  // a step of a ring or chain
   // The time to combine `bytes` (0 when reductions are free).
   double combine(double bytes) const { return reduce > 0 ? bytes / reduce : 0; }
 };
@@ -53,24 +58,27 @@ Terms terms(const Network& net, int ranks_per_node, const Placement& at, double 
     t.alpha = net.intra.latency_us;
     t.ring_rate = t.intra;
   }
-  if (net.cores_per_node > 0) t.slow = std::max(1.0, t.k / net.cores_per_node);
+  t.overhead = net.call_overhead_us;
+  if (net.cores_per_node > 0 && t.k > net.cores_per_node) {
+    t.overhead *= t.k / net.cores_per_node;
+    t.handover = net.handover_us;
+  }
   return t;
 }
 
 Cost all_reduce(const Network& net, const Terms& t, double size) {
-  const double o = net.call_overhead_us;
-  Cost best{t.lat(o + 2 * (t.p - 1) * t.alpha) + 2 * (t.p - 1) / t.p * size / t.ring_rate +
+  Cost best{t.overhead + 2 * (t.p - 1) * t.hop() + 2 * (t.p - 1) / t.p * size / t.ring_rate +
                 t.combine((t.p - 1) / t.p * size),
             "ring"};
   if (t.nodes > 1) {  // a chain inside each node, a binary tree across the nodes; up then down
-    const double depth =
-        std::ceil(std::log2(t.nodes)) * net.nic.latency_us + (t.k - 1) * net.intra.latency_us;
-    const Cost tree{t.lat(o + 2 * depth) + 2 * size / t.ring_rate + t.combine(size), "tree"};
+    const double depth = std::ceil(std::log2(t.nodes)) * t.step(net.nic.latency_us) +
+                         (t.k - 1) * t.step(net.intra.latency_us);
+    const Cost tree{t.overhead + 2 * depth + 2 * size / t.ring_rate + t.combine(size), "tree"};
     if (tree.us < best.us) best = tree;
   }
   if (t.nodes == 1 && net.nvls_gbps > 0) {  // to the switch and back, reduced in the switch
-    const Cost nvls{t.lat(o + 2 * net.intra.latency_us) + size / bytes_per_us(net.nvls_gbps),
-                    "nvls"};
+    const Cost nvls{
+        t.overhead + 2 * t.step(net.intra.latency_us) + size / bytes_per_us(net.nvls_gbps), "nvls"};
     if (nvls.us < best.us) best = nvls;
   }
   return best;
@@ -78,10 +86,10 @@ Cost all_reduce(const Network& net, const Terms& t, double size) {
 
 // Pairwise exchange: each rank sends 1/p of its buffer to every other; the cross-node share of a
 // node's ranks goes through the node's NICs together.
-Cost all_to_all(const Network& net, const Terms& t, double size) {
+Cost all_to_all(const Terms& t, double size) {
   const double within = (t.k - 1) / t.p * size / t.intra;
   const double across = t.k * (t.p - t.k) / t.p * size / t.node_nics;
-  return {t.lat(net.call_overhead_us + (t.p - 1) * t.alpha) + std::max(within, across), "pairwise"};
+  return {t.overhead + (t.p - 1) * t.hop() + std::max(within, across), "pairwise"};
 }
 
 // Gather and scatter: the root exchanges a 1/p share with each rank at once, over its own port
@@ -89,7 +97,7 @@ Cost all_to_all(const Network& net, const Terms& t, double size) {
 Cost linear(const Network& net, const Terms& t, int ranks_per_node, double size) {
   const double within = (t.k - 1) / t.p * size / t.intra;
   const double across = (t.p - t.k) / t.p * size / nic_rate(net, ranks_per_node);
-  return {t.lat(net.call_overhead_us + t.alpha) + std::max(within, across), "linear"};
+  return {t.overhead + t.hop() + std::max(within, across), "linear"};
 }
 }  // namespace
 
@@ -147,7 +155,6 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
   const double k = std::max(where.most_per_node, 1);
   const Terms t = terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k,
                         whole ? size : size / where.ranks);
-  const double o = net.call_overhead_us;
   Cost c;
   switch (kind) {
     case K::all_reduce: c = all_reduce(net, t, size); break;
@@ -158,25 +165,25 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
     case K::all_gather_v:
     case K::reduce_scatter: {
       const double combined = kind == K::reduce_scatter ? t.combine((t.p - 1) / t.p * size) : 0;
-      c = {t.lat(o + (t.p - 1) * t.alpha) + (t.p - 1) / t.p * size / t.ring_rate + combined,
+      c = {t.overhead + (t.p - 1) * t.hop() + (t.p - 1) / t.p * size / t.ring_rate + combined,
            "ring"};
       break;
     }
     case K::broadcast:
     case K::reduce: {
       const double combined = kind == K::reduce ? t.combine(size) : 0;
-      c = {t.lat(o + (t.p - 1) * t.alpha) + size / t.ring_rate + combined, "chain"};
+      c = {t.overhead + (t.p - 1) * t.hop() + size / t.ring_rate + combined, "chain"};
       break;
     }
     case K::all_to_all:
-    case K::all_to_all_v: c = all_to_all(net, t, size); break;
+    case K::all_to_all_v: c = all_to_all(t, size); break;
     case K::gather:
     case K::scatter: c = linear(net, t, ranks_per_node, size); break;
     case K::send:
     case K::recv: {
       const bool same_node = where.nodes == 1;
-      c = {same_node ? t.lat(net.intra.latency_us) + size / t.intra
-                     : t.lat(net.nic.latency_us) + size / nic_rate(net, ranks_per_node),
+      c = {same_node ? t.step(net.intra.latency_us) + size / t.intra
+                     : t.step(net.nic.latency_us) + size / nic_rate(net, ranks_per_node),
            "direct"};
       break;
     }

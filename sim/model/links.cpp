@@ -17,8 +17,7 @@ Links::Links(const Network& net, int nodes, int ranks_per_node)
                     std::vector<double>(static_cast<std::size_t>(net.nics_per_node), 0.0));
     nic_in_ = nic_out_;
   }
-  if (net.cores_per_node > 0)
-    slow_ = std::max(1.0, static_cast<double>(ranks_per_node) / net.cores_per_node);
+  if (net.cores_per_node > 0 && ranks_per_node > net.cores_per_node) handover_ = net.handover_us;
 }
 
 double& Links::first_free(std::vector<double>& lanes) {
@@ -33,7 +32,7 @@ double Links::transfer(int src, int dst, double bytes, double ready_us) {
     const double start = std::max({ready_us, out, in});
     const double busy = bytes / intra_rate(net_);
     out = in = start + busy;
-    return start + net_.intra.latency_us * slow_ + busy;
+    return start + net_.intra.latency_us + handover_ + busy;
   }
   double& lane_out = first_free(nic_out_[static_cast<std::size_t>(src_node)]);
   double& lane_in = first_free(nic_in_[static_cast<std::size_t>(dst_node)]);
@@ -41,7 +40,7 @@ double Links::transfer(int src, int dst, double bytes, double ready_us) {
   const double start = std::max({ready_us, out, in, lane_out, lane_in});
   const double busy = bytes / nic_rate(net_, ranks_per_node_);
   out = in = lane_out = lane_in = start + busy;
-  return start + net_.nic.latency_us * slow_ + busy;
+  return start + net_.nic.latency_us + handover_ + busy;
 }
 
 }  // namespace dist::sim::model

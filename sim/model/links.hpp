@@ -23,7 +23,7 @@ class Links {
 
   const Network& net_;
   int ranks_per_node_;
-  double slow_ = 1;  // more ranks than cores on a node: a transfer's latency waits for a core
+  double handover_ = 0;  // more ranks than cores on a node: a transfer waits for its core too
   std::vector<double> send_free_, recv_free_;          // by rank
   std::vector<std::vector<double>> nic_out_, nic_in_;  // by node, by NIC
 };

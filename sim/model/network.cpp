@@ -34,6 +34,7 @@ void check_network(const Network& n) {
   require(n.node_gbps >= 0 && std::isfinite(n.node_gbps), "node_gbps", n.node_gbps,
           ">= 0 (0: no limit)");
   require(n.cores_per_node >= 0, "cores_per_node", n.cores_per_node, ">= 0 (0: a core per rank)");
+  require(n.handover_us >= 0 && std::isfinite(n.handover_us), "handover_us", n.handover_us, ">= 0");
   require(n.reduce_gbps >= 0 && std::isfinite(n.reduce_gbps), "reduce_gbps", n.reduce_gbps,
           ">= 0 (0: reductions cost nothing)");
   require(n.cache_bytes >= 0 && std::isfinite(n.cache_bytes), "cache_bytes", n.cache_bytes,
@@ -69,6 +70,7 @@ void Network::save(const std::string& path) const {
       {"intra", to_json(intra)},
       {"node_gbps", node_gbps},
       {"cores_per_node", cores_per_node},
+      {"handover_us", handover_us},
       {"reduce_gbps", reduce_gbps},
       {"cache_bytes", cache_bytes},
       {"memory_gbps", memory_gbps},
@@ -115,6 +117,7 @@ Network Network::load(const std::string& path) {
     take_link("intra", n.intra);
     take("node_gbps", n.node_gbps);
     take("cores_per_node", n.cores_per_node);
+    take("handover_us", n.handover_us);
     take("reduce_gbps", n.reduce_gbps);
     take("cache_bytes", n.cache_bytes);
     take("memory_gbps", n.memory_gbps);

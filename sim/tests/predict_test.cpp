@@ -127,14 +127,35 @@ TEST(Predict, ANodesCopyRateIsSharedByTheRanksSendingAtOnce) {
   EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 1'000'000).us, 500, 1e-6);
 }
 
-TEST(Predict, MoreRanksThanCoresSlowTheLatencyBoundSteps) {
-  Cluster c = predicting(1, 4);
-  const auto small = dist::sim::estimate(c, "all_gather", 8).us;
-  const auto large = dist::sim::estimate(c, "all_gather", 4'000'000).us;
+TEST(Predict, MoreRanksThanCoresSlowEachCallsOverheadAndWaitAHandOverPerStep) {
+  Cluster c = predicting(1, 4);  // 1 us a hop, 1 GB/s
+  c.network->call_overhead_us = 2;
+  c.network->reduce_gbps = 1;
+  const auto gather = [&](std::size_t bytes) {
+    return dist::sim::estimate(c, "all_gather", bytes).us;
+  };
+  const auto scatter = [&](std::size_t bytes) {
+    return dist::sim::estimate(c, "reduce_scatter", bytes).us;
+  };
+  const double small = gather(8), large = gather(4'000'000), reduced = scatter(4'000'000);
+  c.network->handover_us = 0.5;
+  EXPECT_NEAR(gather(8), small, 1e-9) << "a core per rank: no hand-over";
   c.network->cores_per_node = 2;
-  EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 8).us, small + 3.0, 1e-9);
-  // The bulk term (3/4 of 4 MB at 1 GB/s) is not slowed; the 3 steps' latency is.
-  EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 4'000'000).us, large + 3.0, 1e-9);
+  // Two ranks a core: the call's overhead takes twice as long (+2 us), and each of the ring's 3
+  // steps waits a hand-over (+1.5 us).
+  EXPECT_NEAR(gather(8), small + 2 + 1.5, 1e-9);
+  // The bulk term (3/4 of 4 MB at 1 GB/s) is not slowed: the senders share the node's rate anyway.
+  EXPECT_NEAR(gather(4'000'000), large + 2 + 1.5, 1e-9);
+  // Nor are the reductions: the ranks of a core take turns within a step.
+  EXPECT_NEAR(scatter(4'000'000), reduced + 2 + 1.5, 1e-6);
+  // A send is one step (and no call overhead) between two ranks: one hand-over where they share
+  // a core.
+  c.network->cores_per_node = 0;
+  const double send = dist::sim::estimate(c, "send", 1'000, {0, 1}).us;
+  c.network->cores_per_node = 1;
+  EXPECT_NEAR(dist::sim::estimate(c, "send", 1'000, {0, 1}).us, send + 0.5, 1e-9);
+  c.network->cores_per_node = 4;
+  EXPECT_NEAR(gather(8), small, 1e-9) << "as many cores as ranks";
 }
 
 TEST(Predict, AnOversubscribedFabricSlowsOnlyTrafficAcrossNodes) {
@@ -296,6 +317,22 @@ TEST(Predict, ACrossNodeSendGoesThroughTheNics) {
   EXPECT_EQ(find_call(p.ranks[0], "send")->calls, 1);
 }
 
+TEST(Predict, ASendOnANodeWithMoreRanksThanCoresWaitsAHandOver) {
+  Cluster c = predicting(1, 4);
+  c.network->cores_per_node = 2;
+  c.network->handover_us = 0.5;
+  Prediction p;
+  dist::sim::run(
+      c,
+      [&] {
+    std::vector<std::uint8_t> buf(1'000);  // 1 us at 1 GB/s
+    if (dist::get_rank() == 0) dist::send(std::span<const std::uint8_t>(buf), 1);
+    else if (dist::get_rank() == 1) dist::recv(std::span<std::uint8_t>(buf), 0);
+      },
+      p);
+  EXPECT_NEAR(p.ranks[1].total_us, 1.0 + 0.5 + 1.0, 1e-6);  // latency, hand-over, bytes
+}
+
 TEST(Predict, UnevenAllToAllIsReportedByItsName) {
   const Cluster c = predicting(1, 2);
   Prediction p;
@@ -370,6 +407,7 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   const auto good = (dir / "dist_profile_good.json").string();
   Network n = simple_network();
   n.cores_per_node = 2;
+  n.handover_us = 0.6;
   n.reduce_gbps = 3.5;
   n.cache_bytes = 1 << 20;
   n.intra_factors = {{1024, 0.5}, {65536, 1.5}};
@@ -379,6 +417,7 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   EXPECT_EQ(back.name, "simple");
   EXPECT_EQ(back.cores_per_node, 2);
   EXPECT_DOUBLE_EQ(back.reduce_gbps, 3.5);
+  EXPECT_DOUBLE_EQ(back.handover_us, 0.6);
   EXPECT_DOUBLE_EQ(back.cache_bytes, 1 << 20);
   EXPECT_DOUBLE_EQ(back.nic.bandwidth_gbps, 0.5);
   ASSERT_EQ(back.intra_factors.size(), 2u);
@@ -399,6 +438,9 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   std::ofstream(bad) << R"({"intra_factors": [{"bytes": 4096}]})";
   EXPECT_THAT([&] { Network::load(bad); },
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra_factors[0]")));
+  std::ofstream(bad) << R"({"handover_us": -1})";
+  EXPECT_THAT([&] { Network::load(bad); },
+              ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("handover_us")));
   std::ofstream(bad) << R"({"efficiency": 1.5})";
   EXPECT_THAT([&] { Network::load(bad); },
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("efficiency")));

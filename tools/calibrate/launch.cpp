@@ -21,9 +21,9 @@ std::string joined(const std::vector<std::string>& argv) {
   for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
   return s;
 }
+}  // namespace
 
-// Waits up to `seconds` for `pid`; its status, or -1 when it is still running.
-int wait_for(pid_t pid, double seconds) {
+int wait_for(int pid, double seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   for (;;) {
     int status = 0;
@@ -34,7 +34,6 @@ int wait_for(pid_t pid, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
-}  // namespace
 
 int run_with_deadline(const std::vector<std::string>& argv, double limit_s) {
   std::vector<char*> args;

@@ -7,6 +7,10 @@
 
 namespace dist::calibrate {
 
+// Waits up to `seconds` for child `pid`; its exit status (128 + signal when a signal ended it),
+// or -1 when it is still running.
+int wait_for(int pid, double seconds);
+
 // Runs `argv` and returns its exit status (128 + signal when a signal ended it); past `limit_s`
 // seconds its whole process group gets SIGTERM, then SIGKILL 5 s later, and dist::TimeoutError
 // names the command. dist::Error when it cannot be started.

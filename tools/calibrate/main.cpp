@@ -16,6 +16,7 @@
 #include "dist/errors.hpp"
 #include "dist/init.hpp"
 #include "tools/calibrate/fit.hpp"
+#include "tools/calibrate/handover.hpp"
 #include "tools/calibrate/launch.hpp"
 #include "tools/calibrate/points.hpp"
 #include "tools/calibrate/worker.hpp"
@@ -181,6 +182,13 @@ std::vector<std::string> launch_command(const Args& a, int ranks, int port,
   return cmd;
 }
 
+// The cost of handing a core from one process to another (Network::handover_us).
+double handover(const Args& a) {
+  std::printf("dist_calibrate: measuring a hand-over between two processes on one core\n");
+  std::fflush(stdout);
+  return cal::measure_handover_us(std::min(60.0, a.limit_s));
+}
+
 cal::Measurements measure(const Args& a) {
   cal::Measurements all;
   int port = a.port;
@@ -202,6 +210,7 @@ cal::Measurements measure(const Args& a) {
     if (all.points.empty()) all = m;
     else all.points.insert(all.points.end(), m.points.begin(), m.points.end());
   }
+  all.handover_us = handover(a);
   return all;
 }
 
@@ -225,10 +234,11 @@ void summary(const cal::Measurements& m, const cal::Fit& fit, int fitted_ranks) 
   std::printf(
       "\nfitted on the %d-rank points (%d, rms log error %.3f): intra latency %.2f us, "
       "intra bandwidth %.3f GB/s, call overhead %.2f us, reductions %.3f GB/s, cache %.1f MiB, "
-      "memory %.3f GB/s, node copies %.3f GB/s, cores per node %d; bandwidth factors by message",
+      "memory %.3f GB/s, node copies %.3f GB/s, cores per node %d (measured hand-over %.2f us); "
+      "bandwidth factors by message",
       fitted_ranks, fit.points, fit.rms_log_error, n.intra.latency_us, n.intra.bandwidth_gbps,
       n.call_overhead_us, n.reduce_gbps, n.cache_bytes / (1 << 20), n.memory_gbps, n.node_gbps,
-      n.cores_per_node);
+      n.cores_per_node, n.handover_us);
   for (const auto& f : n.intra_factors)
     std::printf("%s %s %.2f", &f == &n.intra_factors.front() ? "" : ",",
                 cal::size_text(f.bytes).c_str(), f.factor);
@@ -239,7 +249,8 @@ void summary(const cal::Measurements& m, const cal::Fit& fit, int fitted_ranks) 
 }
 
 int calibrate(const Args& a) {
-  const cal::Measurements m = a.from.empty() ? measure(a) : cal::read_measurements(a.from);
+  cal::Measurements m = a.from.empty() ? measure(a) : cal::read_measurements(a.from);
+  if (m.handover_us <= 0) m.handover_us = handover(a);  // a file from before it was measured
   if (!a.measurements.empty()) cal::write_measurements(a.measurements, m);
   int fitted_ranks = 0;
   for (const cal::Point& p : m.points)
@@ -250,6 +261,7 @@ int calibrate(const Args& a) {
   dist::sim::Network start;
   start.name = "this_machine";
   start.cores_per_node = m.cores;  // physical: ranks beyond the cores share them
+  start.handover_us = m.handover_us;
   start.efficiency = 1.0;          // one node: the fitted bandwidth is already the effective rate
   const cal::Fit fit = cal::fit_network(start, fitted);
   dist::sim::Network net = fit.network;

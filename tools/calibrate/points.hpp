@@ -29,6 +29,7 @@ struct Measurements {
   int cores = 0;         // of the machine that measured
   std::string measured;  // when (UTC, ISO 8601)
   std::vector<Point> points;
+  double handover_us = 0;  // measure_handover_us's figure on it (0: not measured)
 };
 
 // Float32 elements of each rank's input and output for `kind` at nccl-tests `size` on `ranks`
