@@ -204,7 +204,7 @@ void CallLayer::monitored_barrier(std::chrono::milliseconds timeout, bool wait_a
 
 template <class Issue>
 Work CallLayer::call(const CallDesc& d, Issue&& issue) {
-  if (site_->log->desync_found()) throw DesyncError(site_->log->desync_text());
+  if (site_->log->desync_found()) site_->log->throw_desync();
   // DIST_DEBUG=detail: calls that differ raise before anything is numbered or recorded, on every
   // rank, so the group stays usable (and the cross-check has no divergence to find).
   if (!is_p2p(d.kind) && site_->check_calls) check_same_call(d, seq_ + 1);

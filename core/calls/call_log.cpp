@@ -3,6 +3,7 @@
 #include "core/calls/call_log.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include "core/calls/cross_check.hpp"
 #include "dist/errors.hpp"
@@ -72,6 +73,7 @@ constexpr auto check_budget = std::chrono::milliseconds(250);
 constexpr std::size_t checked_records = 256;  // of this rank's, against a peer's published ones
 constexpr std::size_t most_peers = 4;
 const std::string desync_key = "calls/desync";
+const std::string desync_learned_key = "calls/desync/learned";  // ranks that read desync_key
 }  // namespace
 
 std::vector<int> CallLog::peers_to_check(const std::vector<CallRecord>& mine) const {
@@ -93,10 +95,28 @@ std::vector<int> CallLog::peers_to_check(const std::vector<CallRecord>& mine) co
 bool CallLog::desync_published() {
   if (desync_found()) return true;
   if (!store || !store->check({desync_key})) return false;
-  std::lock_guard lock(desync_mutex_);
-  desync_ = to_string(store->get(desync_key, check_budget));
-  desync_found_.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(desync_mutex_);
+    if (desync_found()) return true;  // learned meanwhile on another thread
+    desync_ = to_string(store->get(desync_key, check_budget));
+    desync_found_.store(true, std::memory_order_relaxed);
+  }
+  store->add(desync_learned_key, 1);
   return true;
+}
+
+void CallLog::throw_desync() {
+  const std::string text = desync_text();
+  if (store && store->hosted_here() && !lingered_.exchange(true)) {
+    const auto until = std::chrono::steady_clock::now() + desync_linger;
+    try {
+      while (store->add(desync_learned_key, 0) < world_size &&
+             std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    } catch (const dist::Error&) {  // the store failed: nothing to keep up
+    }
+  }
+  throw DesyncError(text);
 }
 
 void CallLog::cross_check() {

@@ -43,8 +43,14 @@ struct CallLog {
   bool desync_found() const { return desync_found_.load(std::memory_order_relaxed); }
   std::string desync_text() const;
   // Whether any rank's cross-check found one (asking the store): a timeout that follows it is
-  // explained by it.
+  // explained by it. A rank that learns of it counts itself as having learned, once.
   bool desync_published();
+  // Raises the DesyncError the cross-check found. The rank hosting the store first keeps it up
+  // until every rank has learned of the divergence (at most desync_linger): a rank that ran ahead
+  // into a later call then still reads why the others left, instead of finding the store gone.
+  // Only the first throw waits.
+  [[noreturn]] void throw_desync();
+  static constexpr std::chrono::milliseconds desync_linger{5000};
 
   FlightRecorder recorder;
   const std::shared_ptr<Store> store;  // null: no diagnosis through a store, no publisher
@@ -65,6 +71,7 @@ struct CallLog {
   mutable std::mutex groups_mutex_;
   std::vector<std::pair<std::string, std::vector<int>>> members_;
   std::atomic<bool> desync_found_{false};
+  std::atomic<bool> lingered_{false};  // throw_desync kept the store up once already
   mutable std::mutex desync_mutex_;
   std::string desync_;
   std::uint64_t checked_version_ = 0;

@@ -113,7 +113,7 @@ void throw_if_desync_published(CallLog& log) {
     published = log.desync_published();
   } catch (const dist::Error&) {
   }
-  if (published) throw DesyncError(log.desync_text());
+  if (published) log.throw_desync();
 }
 
 std::string seconds_ago(std::int64_t then_us, std::int64_t now_us) {
@@ -216,7 +216,7 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
   if (!log.store || !contains(site.world_ranks, failed) || failed == site.me) return;
   // The store went with its host: what this rank's cross-check learned before is all there is.
   const auto learned_before = [&log] {
-    if (log.desync_found()) throw DesyncError(log.desync_text());
+    if (log.desync_found()) log.throw_desync();
   };
   if (failed == log.store->host_rank()) return learned_before();
   log.publish();

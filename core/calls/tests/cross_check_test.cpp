@@ -12,6 +12,7 @@
 #include "core/calls/tests/scripted_world.hpp"
 #include "core/store/hash_store.hpp"
 #include "dist/errors.hpp"
+#include "dist/store.hpp"
 
 namespace {
 
@@ -108,6 +109,34 @@ TEST(CrossCheck, EveryRankRaisesTheDivergenceAtItsNextCall) {
     EXPECT_NE(e.find("called all_reduce(op=max, float32 x 4)"), std::string::npos) << e;
     EXPECT_EQ(e, errors[0]);  // the first finder's words, on every rank
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Rank 0 hosts the store and learned of a divergence; rank 1 ran ahead and learns of it later.
+// Rank 0's DesyncError waits for that (its process, and with it the store, may end right after).
+TEST(CrossCheck, TheStoresHostKeepsItUpUntilEveryRankLearnedOfTheDivergence) {
+  const auto host = std::make_shared<dist::TCPStore>("127.0.0.1", 0, -1, true, 10s);
+  const auto client = std::make_shared<dist::TCPStore>("127.0.0.1", host->port(), -1, false, 10s);
+  CallLog log0(host, 2, 0, 2s, 0), log1(client, 2, 1, 2s, 0);  // no publisher threads
+  host->set("calls/desync", to_bytes(std::string("collective on world #1: ranks disagree")));
+  ASSERT_TRUE(log0.desync_published());
+  std::jthread late([&] {
+    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(log1.desync_published());
+  });
+  try {
+    log0.throw_desync();
+    ADD_FAILURE() << "no DesyncError";
+  } catch (const DesyncError& e) {
+    EXPECT_EQ(std::string(e.what()), "collective on world #1: ranks disagree");
+    EXPECT_EQ(host->add("calls/desync/learned", 0), 2) << "it threw before rank 1 learned";
+  }
+  // A second throw does not wait again (and a rank that never learns is waited for at most
+  // CallLog::desync_linger).
+  EXPECT_THROW(log0.throw_desync(), DesyncError);
 }
 
 }  // namespace
