@@ -244,7 +244,8 @@ int main(int argc, char** argv) {
   using namespace dist::bench;
   const Options o = parse_args(argc, argv);
   std::vector<SizeResult> results;
-  print_header(o.stack_kib);
+  const std::string allocator = allocator_in_use();
+  print_header(o.stack_kib, allocator);
   for (const auto schedule : o.schedules)
     for (const int n : o.ranks) {
       // A small world runs for milliseconds, where one slow moment of the machine moves its cost
@@ -254,9 +255,9 @@ int main(int argc, char** argv) {
         runs.push_back(run_size(o, n, schedule));
       results.push_back(median_of(std::move(runs)));
       print_row(results.back());
-      if (!o.json.empty()) write_json(o.json, results, o.stack_kib);
+      if (!o.json.empty()) write_json(o.json, results, o.stack_kib, allocator);
     }
-  print_ratios(results);
+  print_ratios(results, allocator);
   bool all_ok = true;
   for (const auto& r : results) all_ok = all_ok && r.ok;
   return all_ok ? 0 : 1;

@@ -1,8 +1,11 @@
 // sim_scale's table, ratio lines and JSON file.
 #include "bench/sim_scale_report.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -92,12 +95,22 @@ SizeResult median_of(std::vector<SizeResult> runs) {
   return m;
 }
 
-void print_header(std::size_t stack_kib) {
+std::string allocator_in_use() {
+  Dl_info info{};
+  void* (*const m)(std::size_t) = &std::malloc;
+  if (::dladdr(reinterpret_cast<void*>(m), &info) == 0 || !info.dli_fname) return "unknown";
+  std::string file = info.dli_fname;
+  file = file.substr(file.rfind('/') + 1);
+  return file.rfind("libc.so", 0) == 0 ? "glibc" : file;
+}
+
+void print_header(std::size_t stack_kib, const std::string& allocator) {
   std::printf(
       "sim_scale: barrier; all_reduce (world, node group, data/pipeline/tensor groups of a "
       "3-D mesh); init_device_mesh; gather_object: %d dist calls per rank, 8 ranks per "
-      "node, rank stacks %s\n",
-      calls_per_rank, stack_kib ? (std::to_string(stack_kib) + " KiB").c_str() : "sim's default");
+      "node, rank stacks %s, malloc of %s\n",
+      calls_per_rank, stack_kib ? (std::to_string(stack_kib) + " KiB").c_str() : "sim's default",
+      allocator.c_str());
   std::printf("%7s  %-13s  %9s  %14s  %11s  %12s  %s\n", "ranks", "schedule", "wall (s)",
               "peak RSS (MiB)", "rank-calls", "us/rank-call", "(range over runs)");
   std::fflush(stdout);
@@ -113,10 +126,10 @@ void print_row(const SizeResult& r) {
   std::fflush(stdout);
 }
 
-void print_ratios(const std::vector<SizeResult>& results) {
+void print_ratios(const std::vector<SizeResult>& results, const std::string& allocator) {
   for (const auto& q : ratios(results)) {
-    std::printf("cost per rank-call at %d / at %d (%s): ", q.largest, q.smallest,
-                q.schedule.c_str());
+    std::printf("cost per rank-call at %d / at %d (%s, malloc of %s): ", q.largest, q.smallest,
+                q.schedule.c_str(), allocator.c_str());
     if (q.value) std::printf("%.2f", *q.value);
     else std::printf("- (%s)", q.note.c_str());
     std::printf("  [issue 24 target: <= 1.5 at 65536 / 1024]\n");
@@ -125,10 +138,11 @@ void print_ratios(const std::vector<SizeResult>& results) {
 }
 
 void write_json(const std::string& path, const std::vector<SizeResult>& results,
-                std::size_t stack_kib) {
+                std::size_t stack_kib, const std::string& allocator) {
   std::ofstream f(path);
   f << "{\"benchmark\": \"sim_scale\", \"issue\": 24, \"calls_per_rank\": " << calls_per_rank
-    << ", \"ranks_per_node\": 8, \"stack_kib\": " << stack_kib << ",\n \"results\": [";
+    << ", \"ranks_per_node\": 8, \"stack_kib\": " << stack_kib
+    << ", \"allocator\": " << json_string(allocator) << ",\n \"results\": [";
   for (std::size_t i = 0; i < results.size(); ++i)
     f << (i ? ",\n  " : "\n  ") << json_result(results[i]);
   f << "],\n \"ratios\": [";

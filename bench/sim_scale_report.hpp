@@ -32,11 +32,16 @@ struct SizeResult {
 // per rank-call from it), the range of the walls and the largest peak RSS.
 SizeResult median_of(std::vector<SizeResult> runs);
 
-void print_header(std::size_t stack_kib);
+// Which malloc this process (and its children) uses: "glibc" or the library that defines malloc
+// ahead of glibc's, LD_PRELOAD's (for example libtcmalloc_minimal.so.4). A large world's cost per
+// rank-call depends on it: docs/testing.md#large-worlds.
+std::string allocator_in_use();
+
+void print_header(std::size_t stack_kib, const std::string& allocator);
 void print_row(const SizeResult& r);
 // For each schedule: the cost per rank-call at its largest size over that at its smallest.
-void print_ratios(const std::vector<SizeResult>& results);
+void print_ratios(const std::vector<SizeResult>& results, const std::string& allocator);
 void write_json(const std::string& path, const std::vector<SizeResult>& results,
-                std::size_t stack_kib);
+                std::size_t stack_kib, const std::string& allocator);
 
 }  // namespace dist::bench

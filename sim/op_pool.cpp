@@ -4,12 +4,14 @@
 // other thread puts it on the common shelf, under its lock.
 #include "sim/op_pool.hpp"
 
-#include "sim/spin.hpp"
-
+#include <algorithm>
 #include <array>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "sim/spin.hpp"
 
 namespace dist::sim {
 
@@ -17,9 +19,31 @@ namespace {
 constexpr std::size_t capacity = 8;  // ops kept per shelf
 }  // namespace
 
+// Ops kept by their participant count, so that a taken op's calls already fit (growing them
+// reallocates, and in a large world glibc's large requests first consolidate every small chunk
+// freed since). At most `slot_limit` calls in all are kept: memory stays within a few worlds'
+// calls.
 struct OpPool::Shelf {
   SpinLock mutex;  // held for a push or a pop
-  std::vector<std::unique_ptr<Op>> ops;
+  std::unordered_map<std::size_t, std::vector<std::unique_ptr<Op>>> ops;  // by calls.size()
+  std::size_t slots = 0;                                                  // calls kept in all
+  std::size_t slot_limit = 0;
+
+  // Keeps `op` unless the limit is reached (then `op` stays the caller's, to delete).
+  void push(std::unique_ptr<Op>& op) {
+    const std::size_t n = op->calls.size();
+    if (slots + n > slot_limit) return;
+    slots += n;
+    ops[n].push_back(std::move(op));
+  }
+  std::unique_ptr<Op> pop(std::size_t participants) {
+    const auto it = ops.find(participants);
+    if (it == ops.end() || it->second.empty()) return nullptr;
+    auto op = std::move(it->second.back());
+    it->second.pop_back();
+    slots -= participants;
+    return op;
+  }
 };
 
 struct alignas(64) OpPool::RankShelf {
@@ -80,7 +104,7 @@ struct ShelveOp {
   void operator()(Op* raw) const {
     std::unique_ptr<Op> op(raw);
     release_references(*op);
-    if (binding.common == taker->common.get()) {  // a rank thread of this pool
+    if (binding.own && binding.common == taker->common.get()) {  // a rank thread of this pool
       auto& own = binding.own->ops;
       if (own.size() < capacity) {
         own.push_back(std::move(op));
@@ -90,13 +114,13 @@ struct ShelveOp {
     // Full shelves overflow to the common one, which ranks whose own is empty take from: one rank
     // may let go of most ops while another takes most.
     std::lock_guard lock(taker->common->mutex);
-    if (taker->common->ops.size() < capacity) taker->common->ops.push_back(std::move(op));
+    taker->common->push(op);
   }
 };
 }  // namespace
 
 void OpPool::retire(std::shared_ptr<Op>&& op) {
-  if (!binding.own) return;  // not a rank thread: `op` is let go of by the caller
+  if (!binding.common) return;  // not a rank thread: `op` is let go of by the caller
   auto& slot = retired.ops[retired.next];
   retired.next = (retired.next + 1) % retired.ops.size();
   slot = std::move(op);  // lets go of the oldest when no wait came since
@@ -111,9 +135,13 @@ void OpPool::unbind() {
   binding = {};
 }
 
-OpPool::OpPool(int ranks) {
+OpPool::OpPool(int ranks, bool one_at_a_time) : one_at_a_time_(one_at_a_time) {
   const auto common = std::make_shared<Shelf>();
-  for (int r = 0; r < ranks; ++r) {
+  common->slot_limit = std::max<std::size_t>(512, 4 * static_cast<std::size_t>(ranks));
+  // One rank running at a time has nothing to gain from shelves of its own (no core to stay on,
+  // no lock to avoid), and the ops a rank let go of would wait there, cold, for its next take.
+  const int shelves = one_at_a_time ? 1 : ranks;
+  for (int r = 0; r < shelves; ++r) {
     ranks_.push_back(std::make_shared<RankShelf>());
     ranks_.back()->common = common;
   }
@@ -121,6 +149,10 @@ OpPool::OpPool(int ranks) {
 
 void OpPool::bind(int rank) {
   const auto r = static_cast<std::size_t>(rank);
+  if (one_at_a_time_) {  // every rank uses the common shelf only
+    binding = {ranks_.front()->common.get(), nullptr, 0};
+    return;
+  }
   binding = {ranks_.front()->common.get(), ranks_.at(r).get(), r};
 }
 
@@ -133,10 +165,7 @@ std::shared_ptr<Op> OpPool::take(std::size_t participants) {
   } else {
     Shelf& common = *ranks_.front()->common;
     std::lock_guard lock(common.mutex);
-    if (!common.ops.empty()) {
-      op = std::move(common.ops.back());
-      common.ops.pop_back();
-    }
+    op = common.pop(participants);
   }
   if (!op) op = std::make_unique<Op>();
   reset(*op, participants);

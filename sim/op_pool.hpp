@@ -12,7 +12,8 @@ namespace dist::sim {
 
 class OpPool {
  public:
-  explicit OpPool(int ranks);
+  // `one_at_a_time`: the ranks never run at once (deterministic mode), and all share one shelf.
+  OpPool(int ranks, bool one_at_a_time);
 
   // Binds the calling thread to rank `rank`'s own shelf (World::enter): the ops it lets go of last
   // wait there, without a lock, for its next take, so a rank's op seldom changes cores.
@@ -38,7 +39,8 @@ class OpPool {
  private:
   // Each on a cache line of its own, shared with the deleters of the ops its rank took (an op's
   // deleter counts a reference on its taker's shelf, which may outlive the pool).
-  std::vector<std::shared_ptr<RankShelf>> ranks_;
+  std::vector<std::shared_ptr<RankShelf>> ranks_;  // one only when one_at_a_time_
+  bool one_at_a_time_;
 };
 
 }  // namespace dist::sim

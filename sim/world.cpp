@@ -42,7 +42,7 @@ World::World(const Cluster& cluster)
       start_(std::chrono::steady_clock::now()),
       ranks_(static_cast<std::size_t>(cluster.world_size())),
       comms_of_(static_cast<std::size_t>(cluster.world_size())),
-      op_pool_(cluster.world_size()),
+      op_pool_(cluster.world_size(), cluster.schedule == Schedule::deterministic),
       schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull),
       ready_(deterministic() ? cluster.world_size() : 0) {
   if (!cluster.trace.empty()) trace_.emplace(cluster.trace_ranks, cluster.world_size());
