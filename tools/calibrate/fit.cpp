@@ -21,17 +21,21 @@ constexpr int base_terms = 7;
 constexpr int terms = base_terms + static_cast<int>(factor_bytes.size());
 using Vec = std::array<double, terms>;
 
+// A term from its logarithm, kept within e^-30..e^30: noisy points (a loaded machine) can send a
+// term the data does not pin down toward 0 or infinity, and the profile must stay a valid one.
+double term(double log_value) { return std::exp(std::clamp(log_value, -30.0, 30.0)); }
+
 dist::sim::Network with(dist::sim::Network net, const Vec& x) {
-  net.intra.latency_us = std::exp(x[0]);
-  net.intra.bandwidth_gbps = std::exp(x[1]);
-  net.call_overhead_us = std::exp(x[2]);
-  net.reduce_gbps = std::exp(x[3]);
-  net.cache_bytes = std::exp(x[4]);
-  net.memory_gbps = std::exp(x[5]);
-  net.node_gbps = std::exp(x[6]);
+  net.intra.latency_us = term(x[0]);
+  net.intra.bandwidth_gbps = term(x[1]);
+  net.call_overhead_us = term(x[2]);
+  net.reduce_gbps = term(x[3]);
+  net.cache_bytes = term(x[4]);
+  net.memory_gbps = term(x[5]);
+  net.node_gbps = term(x[6]);
   net.intra_factors.clear();
   for (std::size_t i = 0; i < factor_bytes.size(); ++i)
-    net.intra_factors.push_back({factor_bytes[i], std::exp(x[base_terms + i])});
+    net.intra_factors.push_back({factor_bytes[i], term(x[base_terms + i])});
   return net;
 }
 
