@@ -29,6 +29,9 @@ class Fibers {
     std::function<void(int)> enter;  // on the scheduler, before rank r is resumed
     // Rank r could not be started (its stack could not be mapped): `why`.
     std::function<void(int, const std::string&)> unstarted;
+    // Optional, for large worlds, whose ranks' frames are out of cache by their turn: the rank
+    // likely to be resumed after rank r (-1: none known), whose frames are asked for while r runs.
+    std::function<int(int)> upcoming;
   };
 
   Fibers(int ranks, std::size_t stack_size);
@@ -51,8 +54,10 @@ class Fibers {
   struct Slot;
   struct Scheduler;  // the scheduler's side of every switch
   void start(int rank, const Hooks& hooks);
-  void resume(int rank);
-  static void prefetch_frames(const Slot& slot);
+  void resume(int rank, const Hooks& hooks);
+  // The lines of a suspended rank's frames: for writing at once (`now`), or into the outer
+  // caches ahead of its turn.
+  static void prefetch_frames(const Slot& slot, bool now);
   void check_stack(int rank) const;
 
   FiberStacks stacks_;

@@ -20,6 +20,7 @@
 #include "sim/op_pool.hpp"
 #include "sim/rank_binding.hpp"
 #include "sim/sim_backend.hpp"
+#include "sim/spin.hpp"
 #include "sim/world.hpp"
 
 namespace dist::sim {
@@ -237,11 +238,20 @@ void run_fibers(World& world, std::vector<RankTask>& tasks) {
       .body = [&](int r) { rank_main(&tasks[static_cast<std::size_t>(r)]); },
       .next = [&] { return world.baton(); },
       // A rank's thread-locals: its context binding (rank_main binds it on its first run).
-      .enter = [&](int r) { core::exchange_binding(tasks[static_cast<std::size_t>(r)].context); },
+      .enter =
+          [&](int r) {
+    // The rank's own state, out of cache in a large world: its context and the world's
+    // record of it, asked for with its frames.
+    core::Context* const context = tasks[static_cast<std::size_t>(r)].context;
+    world.prefetch_rank(r);
+    prefetch_lines(context, sizeof(core::Context), true);
+    core::exchange_binding(context);
+      },
       .unstarted =
           [&](int r, const std::string& why) {
     never_started(world, tasks[static_cast<std::size_t>(r)], r, why);
       },
+             .upcoming = [&](int r) { return world.upcoming(r); },
   });
   core::exchange_binding(outside);
   OpPool::unbind();

@@ -27,6 +27,16 @@ inline void prefetch_for_write(const void* p) {
 #endif
 }
 
+// Asks for the lines of `bytes` bytes at `p`: for writing at once (`now`), or into the outer
+// caches ahead of their use.
+inline void prefetch_lines(const void* p, std::size_t bytes, bool now) {
+  const auto* at = static_cast<const char*>(p);
+  for (std::size_t off = 0; off < bytes; off += 64) {
+    if (now) prefetch_for_write(at + off);
+    else __builtin_prefetch(at + off, 0, 1);
+  }
+}
+
 // Locks `mutex`, first trying `spins` times with a pause between tries (0: lock at once). Worth it
 // only while the holder has a core of its own, so it lets go within the spin.
 inline std::unique_lock<std::mutex> lock_spinning(std::mutex& mutex, int spins) {

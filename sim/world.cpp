@@ -140,7 +140,7 @@ std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> member
   auto comm = std::make_shared<Comm>();
   comm->id = next_comm_id_++;
   comm->name = std::move(name);
-  comm->next_seq.assign(members.size(), {});
+  comm->next_seq.assign(members.size(), !deterministic());
   comm->members = std::move(members);
   comm->sorted = std::is_sorted(comm->members.begin(), comm->members.end());
   comms_.push_back(comm);
@@ -163,7 +163,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     apply_faults(lock, rank, call);
     if (trace_ || predictor_) call.start_us = call_time(rank);
   }
-  const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)].value++;
+  const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)]++;
   const std::size_t n = comm->members.size();
   // A rank keeps a spare op for small communicators only (one per rank sized by a large one
   // would make memory grow as ranks squared), and only in concurrent mode, where it spares an

@@ -57,6 +57,12 @@ class World {
   Fibers* fibers() const { return fibers_; }
   int baton() const;
 
+  // Asks for the lines of `rank`'s own state before the scheduler resumes it (fibers): in a large
+  // world they are out of cache, and the rank would miss them one after another.
+  void prefetch_rank(int rank) const;
+  // The rank likely to get the baton after `rank` (fibers; -1: none known): in a large world,
+  // where the baton mostly passes through stretches of consecutive ranks (pick_ready), the next.
+  int upcoming(int rank) const;
   // Called first on each rank thread (deterministic mode: waits for the baton).
   void enter(int rank);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.

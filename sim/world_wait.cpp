@@ -223,6 +223,16 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
   }
 }
 
+void World::prefetch_rank(int rank) const {
+  prefetch_lines(&ranks_[static_cast<std::size_t>(rank)], sizeof(RankState), true);
+}
+
+// A guess, not a lookup in the ready set (whose tree a large world's scheduler would miss too).
+int World::upcoming(int rank) const {
+  if (predictor_ || stretch_ <= 1) return -1;
+  return rank + 1 < size() ? rank + 1 : 0;
+}
+
 void World::enter(int rank) {
   op_pool_.bind(rank);
   std::unique_lock lock(mutex_);
