@@ -133,6 +133,7 @@ struct Op {
   double model_start_us = 0, model_end_us = 0;
   std::shared_ptr<Comm> new_comm;  // the result of a split
   std::vector<std::shared_ptr<Comm>> new_comms;  // split_groups': each participant's (or null)
+  Op* shelved_next = nullptr;  // the next op on the pool's shelf of its size (op_pool.cpp)
 
   // The index of global rank `rank` among the participants, or -1.
   int index_of(int rank) const;

@@ -25,22 +25,34 @@ constexpr std::size_t capacity = 8;  // ops kept per shelf
 // calls.
 struct OpPool::Shelf {
   SpinLock mutex;  // held for a push or a pop
-  std::unordered_map<std::size_t, std::vector<std::unique_ptr<Op>>> ops;  // by calls.size()
-  std::size_t slots = 0;                                                  // calls kept in all
+  // By calls.size(), the last kept first, linked through Op::shelved_next (owned here): a list
+  // never grows a block, and a large world shelves thousands of one size at once.
+  std::unordered_map<std::size_t, Op*> ops;
+  std::size_t slots = 0;  // calls kept in all
   std::size_t slot_limit = 0;
+
+  Shelf() = default;
+  Shelf(const Shelf&) = delete;
+  Shelf& operator=(const Shelf&) = delete;
+  ~Shelf() {
+    for (auto& [size, top] : ops)
+      while (top) std::unique_ptr<Op>(std::exchange(top, top->shelved_next));
+  }
 
   // Keeps `op` unless the limit is reached (then `op` stays the caller's, to delete).
   void push(std::unique_ptr<Op>& op) {
     const std::size_t n = op->calls.size();
     if (slots + n > slot_limit) return;
     slots += n;
-    ops[n].push_back(std::move(op));
+    Op*& top = ops[n];
+    op->shelved_next = top;
+    top = op.release();
   }
   std::unique_ptr<Op> pop(std::size_t participants) {
     const auto it = ops.find(participants);
-    if (it == ops.end() || it->second.empty()) return nullptr;
-    auto op = std::move(it->second.back());
-    it->second.pop_back();
+    if (it == ops.end() || !it->second) return nullptr;
+    std::unique_ptr<Op> op(std::exchange(it->second, it->second->shelved_next));
+    op->shelved_next = nullptr;
     slots -= participants;
     return op;
   }
