@@ -129,8 +129,11 @@ struct Op {
   alignas(64) Plan plan;
   std::atomic<std::size_t> next_chunk{0};
   std::atomic<std::size_t> done_chunks{0};
-  // The network model's start (its last arrival) and end of the op, in predicted microseconds.
+  // The network model's start (its last arrival) and end of the op, in predicted microseconds;
+  // for a chain (broadcast), each participant's own, by index: the root goes on once its data has
+  // left, and each rank down the chain once the data has passed it (empty: all share the op's).
   double model_start_us = 0, model_end_us = 0;
+  std::vector<double> model_starts, model_ends;
   std::shared_ptr<Comm> new_comm;  // the result of a split
   std::vector<std::shared_ptr<Comm>> new_comms;  // split_groups': each participant's (or null)
   Op* shelved_next = nullptr;  // the next op on the pool's shelf of its size (op_pool.cpp)

@@ -107,6 +107,8 @@ void reset(Op& op, std::size_t participants) {
   op.state.store(Op::State::gathering, std::memory_order_relaxed);
   op.seq = 0;
   op.arrived.reset(participants);
+  op.model_starts.clear();  // a chain's per-participant times (the predictor sets them anew)
+  op.model_ends.clear();
   for (auto* counter : {&op.next_chunk, &op.done_chunks})
     if (counter->load(std::memory_order_relaxed) != 0) counter->store(0, std::memory_order_relaxed);
 }

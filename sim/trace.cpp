@@ -46,7 +46,9 @@ void Trace::record_one(const Op& op, std::size_t i, double end_us, const std::st
   r.call = c.describe();
   r.bytes = c.count * dtype_size(c.dtype);
   r.start_us = c.start_us;
-  r.end_us = end_us;
+  // A chain's ranks end one by one (a predicting run's broadcast).
+  r.end_us =
+      outcome == "ok" && i < op.model_ends.size() ? std::max(op.model_ends[i], c.start_us) : end_us;
   r.outcome = outcome;
   if (op.p2p) {
     r.flow = op.id;

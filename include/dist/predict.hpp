@@ -79,6 +79,10 @@ struct DIST_API Prediction {
 struct Estimate {
   double us = 0;
   std::string algorithm;
+  // Per call when the same call repeats back to back, as benchmarks time it: a broadcast's chain
+  // overlaps as a pipeline (each call costs a rank its overhead and the transfer; a predicting run
+  // times each rank of the chain); the others cost `us` each.
+  double back_to_back_us = 0;
 };
 DIST_API Estimate estimate(const Cluster& cluster, std::string_view kind, std::size_t bytes,
                            const std::vector<int>& ranks = {});

@@ -144,17 +144,31 @@ double nic_rate(const Network& net, int ranks_per_node, double ranks) {
   return bytes_per_us(net.nic.bandwidth_gbps * net.efficiency) * share / net.oversubscription;
 }
 
+namespace {
+// A chain's last rank only receives: one sender fewer than the node's ranks (the root alone on two
+// ranks); every rank of a ring or an exchange sends at once.
+Terms kind_terms(const Network& net, int ranks_per_node, core::CallKind kind, double size,
+                 const Placement& where) {
+  using K = core::CallKind;
+  const bool chain = kind == K::broadcast || kind == K::reduce;
+  const bool whole = chain || kind == K::send || kind == K::recv;  // one message of all the bytes
+  const double k = std::max(where.most_per_node, 1);
+  return terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k,
+               whole ? size : size / where.ranks);
+}
+}  // namespace
+
+ChainParts chain_parts(const Network& net, int ranks_per_node, double size,
+                       const Placement& where) {
+  const Terms t = kind_terms(net, ranks_per_node, core::CallKind::broadcast, size, where);
+  return {t.overhead, t.hop(), size / t.ring_rate};
+}
+
 Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, double size,
                 const Placement& where) {
   using K = core::CallKind;
   if (where.ranks <= 1) return {0, "local"};
-  // A chain's last rank only receives: one sender fewer than the node's ranks (the root alone on
-  // two ranks); every rank of a ring or an exchange sends at once.
-  const bool chain = kind == K::broadcast || kind == K::reduce;
-  const bool whole = chain || kind == K::send || kind == K::recv;  // one message of all the bytes
-  const double k = std::max(where.most_per_node, 1);
-  const Terms t = terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k,
-                        whole ? size : size / where.ranks);
+  const Terms t = kind_terms(net, ranks_per_node, kind, size, where);
   Cost c;
   switch (kind) {
     case K::all_reduce: c = all_reduce(net, t, size); break;
@@ -172,7 +186,8 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
     case K::broadcast:
     case K::reduce: {
       const double combined = kind == K::reduce ? t.combine(size) : 0;
-      c = {t.overhead + (t.p - 1) * t.hop() + size / t.ring_rate + combined, "chain"};
+      const ChainParts chain = chain_parts(net, ranks_per_node, size, where);
+      c = {chain.overhead + (t.p - 1) * chain.hop + chain.transfer + combined, "chain"};
       break;
     }
     case K::all_to_all:

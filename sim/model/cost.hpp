@@ -33,6 +33,15 @@ struct Cost {
 Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, double size,
                 const Placement& where);
 
+// A pipelined chain's parts (broadcast and reduce): each rank's call overhead, one hop's latency
+// and the time the whole buffer takes to stream through a link. A single call whose ranks all
+// arrive together costs overhead + (ranks - 1) * hop + transfer; the predictor also times each
+// rank of a chain on its own (predictor.cpp).
+struct ChainParts {
+  double overhead = 0, hop = 0, transfer = 0;
+};
+ChainParts chain_parts(const Network& net, int ranks_per_node, double size, const Placement& where);
+
 // The bandwidth (bytes per microsecond) one rank reaches to another within a node; and the rate
 // across nodes of the NICs that `ranks` of a node own together (rail-optimized: each rank owns
 // nics_per_node / ranks_per_node of them, and at least one NIC serves them).

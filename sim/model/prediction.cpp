@@ -90,9 +90,16 @@ Estimate estimate(const Cluster& cluster, std::string_view kind, std::size_t byt
       throw InvalidArgument("dist::sim::estimate: rank " + std::to_string(r) +
                             " is not in the world of " + std::to_string(cluster.world_size()));
   const auto at = model::place(*group, cluster.ranks_per_node);
-  const auto cost = model::collective(*cluster.network, cluster.ranks_per_node, kind_named(kind),
+  const auto call = kind_named(kind);
+  const auto cost = model::collective(*cluster.network, cluster.ranks_per_node, call,
                                       static_cast<double>(bytes), at);
-  return {cost.us, cost.algorithm};
+  double back_to_back = cost.us;
+  if (call == core::CallKind::broadcast && at.ranks > 1) {
+    const auto chain = model::chain_parts(*cluster.network, cluster.ranks_per_node,
+                                          static_cast<double>(bytes), at);
+    back_to_back = chain.overhead + chain.transfer;
+  }
+  return {cost.us, cost.algorithm, back_to_back};
 }
 
 namespace {

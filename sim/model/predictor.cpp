@@ -90,15 +90,51 @@ void Predictor::on_all_arrived(Op& op) {
   double start = 0;
   for (const Call& c : op.calls) start = std::max(start, c.start_us);
   op.model_start_us = start;
+  op.model_starts.clear();
+  op.model_ends.clear();
   if (op.p2p) {
     op.model_end_us = links_.transfer(op.pair[0], op.pair[1], call_bytes(op.calls[0]), start);
     return;
   }
   auto [at, fresh] = placements_.try_emplace(op.comm->id);
   if (fresh) at->second = place(op.participants, cluster_.ranks_per_node);
+  if (op.calls.front().kind == core::CallKind::broadcast && op.calls.size() > 1) {
+    time_chain(op, chain_parts(net_, cluster_.ranks_per_node, size_of(op), at->second));
+    return;
+  }
   const Cost cost =
       collective(net_, cluster_.ranks_per_node, op.calls.front().kind, size_of(op), at->second);
   op.model_end_us = start + cost.us;
+}
+
+// A broadcast's chain, rank by rank from the root (group ranks root, root + 1, ...): rank i's data
+// begins to arrive once it has entered (its overhead paid) and the rank before it has begun, a hop
+// earlier; a rank is done when the whole buffer has streamed past it, and a sender not before
+// its receiver has begun (then the rest of the buffer needs the receiver). So the root goes on
+// while the chain still runs, and back-to-back broadcasts overlap as a pipeline, each call
+// costing a rank its overhead and the transfer; ranks that all arrive together end as the whole
+// call's cost says (the last one at overhead + (ranks - 1) hops + transfer).
+void Predictor::time_chain(Op& op, const ChainParts& chain) {
+  const std::size_t n = op.calls.size();
+  const auto root = static_cast<std::size_t>(op.calls.front().root);
+  std::vector<double> begin(n);  // when data begins to arrive, in chain order
+  for (std::size_t j = 0; j < n; ++j) {
+    const double ready = op.calls[(root + j) % n].start_us + chain.overhead;
+    begin[j] = j == 0 ? ready : std::max(ready, begin[j - 1] + chain.hop);
+  }
+  op.model_starts.assign(n, 0);
+  op.model_ends.assign(n, 0);
+  op.model_end_us = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double sent = j + 1 < n ? std::max(begin[j], begin[j + 1] - chain.hop) : begin[j];
+    const std::size_t i = (root + j) % n;
+    op.model_ends[i] = sent + chain.transfer;
+    // Where its call would have begun for it to end so with every peer on time (late peers: the
+    // difference from its own arrival).
+    op.model_starts[i] =
+        op.model_ends[i] - (chain.overhead + static_cast<double>(j) * chain.hop + chain.transfer);
+    op.model_end_us = std::max(op.model_end_us, op.model_ends[i]);
+  }
 }
 
 namespace {
@@ -119,10 +155,15 @@ void Predictor::on_waited(int rank, const Op& op, double entered_us) {
   if (it == r.posted.end()) return;  // waited twice: counted the first time
   const Posted mine = *it;
   r.posted.erase(it);
-  r.now = std::max(r.now, op.model_end_us);
+  double op_start = op.model_start_us, op_end = op.model_end_us;
+  if (!op.model_ends.empty()) {  // a chain: this rank's own
+    const auto i = static_cast<std::size_t>(op.index_of(rank));
+    op_start = op.model_starts[i];
+    op_end = op.model_ends[i];
+  }
+  r.now = std::max(r.now, op_end);
   const double blocked = r.now - entered_us;
-  const double late =
-      std::clamp(op.model_start_us - std::max(entered_us, mine.start_us), 0.0, blocked);
+  const double late = std::clamp(op_start - std::max(entered_us, mine.start_us), 0.0, blocked);
   r.comm_us += blocked;
   r.late_us += late;
   const std::uint64_t comm = op.comm ? op.comm->id : 0;

@@ -48,6 +48,8 @@ class Predictor {
   Prediction report() const;
 
  private:
+  // Each participant's start and end of broadcast `op` along its chain (predictor.cpp).
+  void time_chain(Op& op, const ChainParts& chain);
   struct Entry {
     std::uint64_t comm = 0;
     std::string_view kind;

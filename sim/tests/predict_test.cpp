@@ -196,6 +196,85 @@ TEST(Predict, ARunPredictsWhatTheModelEstimates) {
   EXPECT_THAT(p.summary(), HasSubstr("all_reduce on world: 1 calls, 1.0 MiB"));
 }
 
+// A broadcast is a chain from its root: with 1 µs hops and 1 GB/s, 4,000 bytes stream through a
+// link in 4 µs. Each rank is done once the buffer has passed it; the root goes on once its data
+// has left, not when the chain's last rank has it.
+TEST(Predict, ABroadcastsRootGoesOnOnceItsDataHasLeft) {
+  Network net = simple_network();
+  net.call_overhead_us = 0.5;
+  Cluster c = predicting(1, 4, net);
+  const auto path = (std::filesystem::temp_directory_path() / "dist_predict_chain.json").string();
+  c.trace = path;
+  Prediction p;
+  dist::sim::run(
+      c,
+      [&] {
+    std::vector<float> v(1000, 1.0f);
+    dist::broadcast(std::span<float>(v), 1);  // the chain 1, 2, 3, 0
+      },
+      p);
+  const auto e = dist::sim::estimate(c, "broadcast", 4000);
+  EXPECT_DOUBLE_EQ(e.us, 0.5 + 3 * 1 + 4);  // overhead, three hops, the transfer
+  EXPECT_DOUBLE_EQ(e.back_to_back_us, 0.5 + 4);
+  ASSERT_EQ(p.ranks.size(), 4u);
+  EXPECT_DOUBLE_EQ(p.ranks[1].total_us, 0.5 + 4);          // the root
+  EXPECT_DOUBLE_EQ(p.ranks[2].total_us, 0.5 + 1 + 4);      // a hop down the chain
+  EXPECT_DOUBLE_EQ(p.ranks[0].total_us, 0.5 + 3 * 1 + 4);  // the chain's end: the whole call
+  EXPECT_DOUBLE_EQ(p.step_us(), e.us);
+  for (const auto& r : p.ranks) EXPECT_DOUBLE_EQ(r.late_peers_us, 0) << "rank " << r.rank;
+  // The trace shows each rank's own end.
+  std::ifstream in(path);
+  const auto trace = nlohmann::json::parse(in);
+  std::vector<double> ends(4, -1);
+  for (const auto& ev : trace.at("traceEvents"))
+    if (ev.value("ph", "") == "X")
+      ends.at(ev.at("tid").get<std::size_t>()) =
+          ev.at("ts").get<double>() + ev.at("dur").get<double>();
+  EXPECT_NEAR(ends[1], 0.5 + 4, 1e-3);
+  EXPECT_NEAR(ends[0], 0.5 + 3 + 4, 1e-3);
+  std::filesystem::remove(path);
+}
+
+// Back to back, a rank's next broadcast starts while the chain still carries the last one, as
+// OpenMPI's and NCCL's do: each call costs a rank its overhead and the transfer, and the hops are
+// paid once. A late rank down the chain holds up the ranks after it, and is reported as their
+// late peer.
+TEST(Predict, BackToBackBroadcastsOverlapAsAPipeline) {
+  Network net = simple_network();
+  net.call_overhead_us = 0.5;
+  const Cluster c = predicting(1, 4, net);
+  constexpr int calls = 10;
+  Prediction p;
+  dist::sim::run(
+      c,
+      [&] {
+    std::vector<float> v(1000, 1.0f);
+    for (int i = 0; i < calls; ++i) dist::broadcast(std::span<float>(v), 0);
+      },
+      p);
+  const auto e = dist::sim::estimate(c, "broadcast", 4000);
+  EXPECT_DOUBLE_EQ(p.step_us(), 3 * 1 + calls * e.back_to_back_us);
+  EXPECT_LT(p.step_us(), calls * e.us);
+  EXPECT_DOUBLE_EQ(p.ranks[0].total_us, calls * e.back_to_back_us);
+  Prediction late;
+  dist::sim::run(
+      c,
+      [&] {
+    if (dist::get_rank() == 2) dist::sim::advance(100us);
+    std::vector<float> v(1000, 1.0f);
+    dist::broadcast(std::span<float>(v), 0);
+      },
+      late);
+  EXPECT_DOUBLE_EQ(late.ranks[0].total_us, 0.5 + 4);        // the root does not wait for rank 2
+  EXPECT_DOUBLE_EQ(late.ranks[1].total_us, 100.5 - 1 + 4);  // its receiver must have begun
+  EXPECT_DOUBLE_EQ(late.ranks[3].total_us, 100.5 + 1 + 4);
+  // Each rank after the late one ends 98 µs after it would have with every peer on time.
+  EXPECT_DOUBLE_EQ(late.ranks[1].late_peers_us, 98);
+  EXPECT_DOUBLE_EQ(late.ranks[3].late_peers_us, 98);
+  EXPECT_DOUBLE_EQ(late.ranks[2].late_peers_us, 0);
+  EXPECT_DOUBLE_EQ(late.ranks[0].late_peers_us, 0);
+}
+
 TEST(Predict, ReturnsTheRanksResultsAndFillsThePredictionOfAFailedRun) {
   const Cluster c = predicting(1, 2);
   Prediction p;

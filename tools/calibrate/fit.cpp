@@ -92,7 +92,9 @@ double model_us(const dist::sim::Network& net, const Point& point) {
   cluster.ranks_per_node = point.ranks;
   cluster.schedule = dist::sim::Schedule::deterministic;
   cluster.network = net;
-  return dist::sim::estimate(cluster, point.kind, static_cast<std::size_t>(point.bytes)).us;
+  // As measured: a call among back-to-back calls.
+  return dist::sim::estimate(cluster, point.kind, static_cast<std::size_t>(point.bytes))
+      .back_to_back_us;
 }
 
 Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& points) {
