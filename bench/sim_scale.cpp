@@ -29,12 +29,16 @@ using Clock = std::chrono::steady_clock;
 
 const char* const usage_text =
     "usage: sim_scale [--ranks N,N,...] [--schedule deterministic|concurrent[,...]]\n"
-    "                 [--stack-kib K] [--repeat K] [--limit-s S] [--mem-limit-gib G]\n"
+    "                 [--stack-kib K] [--repeat K] [--min-time S] [--limit-s S]\n"
+    "                 [--mem-limit-gib G]\n"
     "                 [--json FILE]\n"
     "  --ranks      world sizes, multiples of 8 (128 and up: of 128); default 1024,4096\n"
     "  --schedule   each size runs in each schedule listed; default deterministic\n"
     "  --stack-kib  Cluster::stack_size of each rank in KiB (0: sim's default); default 64\n"
-    "  --repeat     runs of each size (each in its own child); the row is their median; default 3\n"
+    "  --repeat     runs of each size at least (each in its own child); the row is their\n"
+    "               median; default 3\n"
+    "  --min-time   and more (up to 31) until the runs' walls add up to S seconds, so that a\n"
+    "               small world's median is not one moment of the machine; default 1 (0: K runs)\n"
     "  --limit-s    wall limit of each size's child process, killed past it; default 600\n"
     "  --mem-limit-gib  RLIMIT_AS of each child (address space, not RSS); 0 (default): none\n"
     "  --json       also write the results as JSON to FILE\n";
@@ -44,6 +48,7 @@ struct Options {
   std::vector<sim::Schedule> schedules{sim::Schedule::deterministic};
   std::size_t stack_kib = 64;
   int repeat = 3;
+  double min_time_s = 1;
   int limit_s = 600;
   long mem_limit_gib = 0;
   std::string json;
@@ -90,6 +95,10 @@ void set_option(Options& o, const std::string& flag, const std::string& value) {
     }
   } else if (flag == "--stack-kib") {
     o.stack_kib = static_cast<std::size_t>(parse_number(value, flag));
+  } else if (flag == "--min-time") {
+    char* end = nullptr;
+    o.min_time_s = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(o.min_time_s >= 0)) bad_usage("--min-time: bad number");
   } else if (flag == "--repeat") {
     o.repeat = static_cast<int>(parse_number(value, flag));
     if (o.repeat < 1) bad_usage("--repeat: at least 1");
@@ -249,10 +258,16 @@ int main(int argc, char** argv) {
   for (const auto schedule : o.schedules)
     for (const int n : o.ranks) {
       // A small world runs for milliseconds, where one slow moment of the machine moves its cost
-      // by a third: the row is the median of its runs (each in a child of its own).
+      // by a third: the row is the median of its runs (each in a child of its own), as many as
+      // make up --min-time.
       std::vector<SizeResult> runs;
-      for (int k = 0; k < o.repeat && (runs.empty() || runs.back().ok); ++k)
+      constexpr int most_runs = 31;
+      double walls = 0;
+      while (runs.empty() || (runs.back().ok && static_cast<int>(runs.size()) < most_runs &&
+                              (static_cast<int>(runs.size()) < o.repeat || walls < o.min_time_s))) {
         runs.push_back(run_size(o, n, schedule));
+        walls += runs.back().wall_s;
+      }
       results.push_back(median_of(std::move(runs)));
       print_row(results.back());
       if (!o.json.empty()) write_json(o.json, results, o.stack_kib, allocator);
