@@ -46,6 +46,9 @@ class Fibers {
   // On the running rank's fiber: back to the scheduler until resumed. Throws RankFailure when
   // the scheduler is ending the run.
   void suspend();
+  // On the running rank's fiber, mid-turn: asks for the frames of the rank likely resumed after
+  // it (Hooks::upcoming) into the outer caches, while this rank's own misses are behind it.
+  void prefetch_upcoming() const;
   // Whether the caller runs on the scheduler's thread (a rank's fiber or the scheduler itself).
   bool on_own_thread() const { return std::this_thread::get_id() == thread_; }
   const FiberStacks& stacks() const { return stacks_; }
@@ -54,7 +57,7 @@ class Fibers {
   struct Slot;
   struct Scheduler;  // the scheduler's side of every switch
   void start(int rank, const Hooks& hooks);
-  void resume(int rank, const Hooks& hooks);
+  void resume(int rank);
   // The lines of a suspended rank's frames: for writing at once (`now`), or into the outer
   // caches ahead of its turn.
   static void prefetch_frames(const Slot& slot, bool now);
@@ -65,6 +68,7 @@ class Fibers {
   std::unique_ptr<Scheduler> scheduler_;
   std::thread::id thread_;
   int running_ = -1;
+  const Hooks* hooks_ = nullptr;  // during run()
   bool stopping_ = false;
 };
 

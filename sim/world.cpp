@@ -7,6 +7,7 @@
 
 #include "dist/errors.hpp"
 #include "sim/diagnostics.hpp"
+#include "sim/fibers.hpp"
 #include "sim/plan.hpp"
 #include "sim/spin.hpp"
 
@@ -157,6 +158,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   std::unique_lock<std::mutex> lock;
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   check_thread(rank);
+  if (fibers_) fibers_->prefetch_upcoming();  // mid-turn: the next rank's frames, ahead
   const auto inside = in_fabric(rank);
   if (locked_) {
     lock = lock_fabric();

@@ -4,6 +4,7 @@
 // deterministic mode); a call that finds no partner waits in its communicator's queues.
 #include <random>
 
+#include "sim/fibers.hpp"
 #include "sim/world.hpp"
 
 namespace dist::sim {
@@ -12,6 +13,7 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
                                     Call&& call) {
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   check_thread(rank);
+  if (fibers_) fibers_->prefetch_upcoming();  // mid-turn: the next rank's frames, ahead
   const auto inside = in_fabric(rank);
   auto lock = lock_fabric();
   apply_faults(lock, rank, call);
