@@ -27,7 +27,7 @@ class FiberStacks {
 
   struct Stack {
     std::byte* bottom = nullptr;  // lowest address (the canary's, without guard regions)
-    std::size_t size = 0;         // bytes from `bottom` to the top
+    std::size_t size = 0;         // bytes from `bottom` to the top (the canary's line included)
     std::byte* top() const { return bottom + size; }
   };
   // A stack from the pool; throws std::bad_alloc when no memory can be mapped.

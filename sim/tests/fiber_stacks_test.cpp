@@ -1,6 +1,7 @@
 // The fiber ranks' stacks: guard regions while the map limit allows one per stack; past it,
-// stacks packed with a canary each, the canary of a stack on the page of the stack below's top,
-// and an overwritten canary seen (what Fibers checks at every switch).
+// stacks packed with a canary each, the canary of a stack on the page of the stack below's top
+// and each top a line below a page boundary, and an overwritten canary seen (what Fibers checks
+// at every switch).
 #include "sim/fiber_stacks.hpp"
 
 #include <gtest/gtest.h>
@@ -46,7 +47,13 @@ TEST(FiberStacks, PastTheMapLimitACanaryOnThePageOfTheStackBelowsTop) {
   // holds the top of the stack below (so a rank touches no page for its canary alone).
   EXPECT_EQ(above.bottom, below.top());
   EXPECT_EQ(page_of(above.bottom), page_of(below.top() - 1));
-  EXPECT_GE(below.size, std::size_t{64 * 1024}) << "the usable stack is the size asked for";
+  EXPECT_EQ(page_of(above.bottom), page_of(above.bottom + 63));
+  // Each top ends a canary line below a page boundary: a stack of depth d touches the pages of d
+  // bytes, not one more when its top would sit just past a boundary.
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  EXPECT_EQ((reinterpret_cast<std::uintptr_t>(below.top()) + 64) % page, 0u);
+  EXPECT_EQ((reinterpret_cast<std::uintptr_t>(above.top()) + 64) % page, 0u);
+  EXPECT_EQ(below.size, std::size_t{64 * 1024}) << "the size asked for, its canary line included";
   EXPECT_TRUE(stacks.intact(below));
   EXPECT_TRUE(stacks.intact(above));
   // A rank that ran past the bottom of the stack above wrote over its canary.
