@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -65,6 +66,11 @@ class World {
   int upcoming(int rank) const;
   // Called first on each rank thread (deterministic mode: waits for the baton).
   void enter(int rank);
+  // The list a rank brings to a split by layout (its own line of layout `hash`, number `color`):
+  // the one an earlier member brought when equal, so that a world's lines are held once, not once
+  // per rank while the split gathers (65,536 ranks on a 512-rank dimension: 128 MiB).
+  std::shared_ptr<const std::vector<int>> shared_line(std::uint32_t hash, int color,
+                                                      const std::vector<int>& own);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.
   std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
                                       Call&& call);
@@ -190,6 +196,8 @@ class World {
   Cluster cluster_;
   std::chrono::steady_clock::time_point start_;
   mutable std::mutex mutex_;
+  std::mutex lines_mutex_;  // guards lines_ (shared_line)
+  std::map<std::pair<std::uint32_t, int>, std::weak_ptr<const std::vector<int>>> lines_;
   std::vector<RankState> ranks_;
   int blocked_ = 0;
   int finished_ = 0;

@@ -1,0 +1,46 @@
+// Splits by layout (split_groups): the lists the ranks bring, held once per line, and the
+// communicators made from them.
+#include <string>
+
+#include "sim/world.hpp"
+
+namespace dist::sim {
+
+std::shared_ptr<const std::vector<int>> World::shared_line(std::uint32_t hash, int color,
+                                                           const std::vector<int>& own) {
+  std::lock_guard lock(lines_mutex_);
+  auto& held = lines_[{hash, color}];
+  if (auto line = held.lock(); line && *line == own) return line;
+  auto line = std::make_shared<const std::vector<int>>(own);
+  held = line;
+  return line;
+}
+
+// The communicators of a split_groups op: one per list (each participant's call holds its own),
+// made by the list's first member's entry and shared by every member's.
+void World::make_layout_comms(Op& op, bool locked) {
+  std::unique_lock<std::mutex> lock;
+  if (!locked) lock = lock_fabric();
+  op.new_comms.assign(op.calls.size(), nullptr);
+  for (std::size_t i = 0; i < op.calls.size(); ++i) {
+    const auto list = op.calls[i].ranks();
+    if (list.empty() || static_cast<std::size_t>(list.front()) != i) continue;
+    std::vector<int> members;
+    for (const int r : list) members.push_back(op.comm->members[static_cast<std::size_t>(r)]);
+    std::string name = core::group_name(members);
+    op.new_comms[i] = make_comm(std::move(name), std::move(members));
+  }
+  for (std::size_t i = 0; i < op.calls.size(); ++i) {
+    const auto list = op.calls[i].ranks();
+    if (!list.empty()) op.new_comms[i] = op.new_comms[static_cast<std::size_t>(list.front())];
+  }
+}
+
+// A split's lists, once its communicators are made: every participant's call holds one (new_group's
+// shared by all, a layout's its own), and an op's call slots keep them while the op waits in the
+// pool for its next use.
+void World::release_lists(Op& op) {
+  for (Call& call : op.calls) call.split_ranks.reset();
+}
+
+}  // namespace dist::sim
