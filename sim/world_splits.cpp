@@ -16,8 +16,9 @@ std::shared_ptr<const std::vector<int>> World::shared_line(std::uint32_t hash, i
   return line;
 }
 
-// The communicators of a split_groups op: one per list (each participant's call holds its own),
-// made by the list's first member's entry and shared by every member's.
+// The communicators of a split_groups op: one per list (each participant's call holds its line,
+// shared with the line's other members when theirs agree: shared_line), made by the list's first
+// member's entry and shared by every member's.
 void World::make_layout_comms(Op& op, bool locked) {
   std::unique_lock<std::mutex> lock;
   if (!locked) lock = lock_fabric();
@@ -37,8 +38,8 @@ void World::make_layout_comms(Op& op, bool locked) {
 }
 
 // A split's lists, once its communicators are made: every participant's call holds one (new_group's
-// shared by all, a layout's its own), and an op's call slots keep them while the op waits in the
-// pool for its next use.
+// shared by all, a layout's by its line), and an op's call slots keep them while the op waits in
+// the pool for its next use.
 void World::release_lists(Op& op) {
   for (Call& call : op.calls) call.split_ranks.reset();
 }

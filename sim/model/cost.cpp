@@ -156,12 +156,16 @@ Terms kind_terms(const Network& net, int ranks_per_node, core::CallKind kind, do
   return terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k,
                whole ? size : size / where.ranks);
 }
+
+// A chain's parts from its terms (broadcast's and reduce's are the same).
+ChainParts chain_of(const Terms& t, double size) {
+  return {t.overhead, t.hop(), size / t.ring_rate};
+}
 }  // namespace
 
 ChainParts chain_parts(const Network& net, int ranks_per_node, double size,
                        const Placement& where) {
-  const Terms t = kind_terms(net, ranks_per_node, core::CallKind::broadcast, size, where);
-  return {t.overhead, t.hop(), size / t.ring_rate};
+  return chain_of(kind_terms(net, ranks_per_node, core::CallKind::broadcast, size, where), size);
 }
 
 Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, double size,
@@ -186,7 +190,7 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
     case K::broadcast:
     case K::reduce: {
       const double combined = kind == K::reduce ? t.combine(size) : 0;
-      const ChainParts chain = chain_parts(net, ranks_per_node, size, where);
+      const ChainParts chain = chain_of(t, size);
       c = {chain.overhead + (t.p - 1) * chain.hop + chain.transfer + combined, "chain"};
       break;
     }
