@@ -159,7 +159,7 @@ std::shared_ptr<BackendImpl> BackendImpl::split_groups(const Layout& layout) {
   std::shared_ptr<BackendImpl> mine;
   for (std::size_t i = 0; i < layout.count; ++i) {
     const bool own = static_cast<int>(i) == layout.color;
-    if (auto child = split(own ? layout.own : layout.list(i))) mine = std::move(child);
+    if (auto child = split(own ? layout.own() : layout.list(i))) mine = std::move(child);
   }
   return mine;
 }

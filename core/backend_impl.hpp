@@ -52,7 +52,7 @@ class DIST_API BackendImpl {
   virtual std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) = 0;
   // Creates every group of a layout at once (new_subgroups, a device mesh's dimension): the
   // layout's lists are disjoint lists of this backend's ranks, the same on every rank; returns this
-  // rank's backend in its list (layout.own), null when it is in none. One collective, as
+  // rank's backend in its list (layout.own()), null when it is in none. One collective, as
   // MPI_Comm_split and ncclCommSplit split by color (layout.color) and key (layout.position);
   // ranks whose layout.hash differs disagree on the layout. This default calls split() for each
   // list in order, making them with layout.list (a backend whose split does not communicate,

@@ -25,6 +25,20 @@ std::shared_ptr<const std::vector<int>> shared_list(const core::BackendImpl* bac
   return shared && *shared == ranks ? shared : nullptr;
 }
 
+// The same for the rank's own list of `layout`, without making it. A line by rule is checked by
+// its length and ends: the backend's split made it from that rule, and comparing it in full would
+// read the whole line on each of its ranks (512 ranks' worth on each of 65,536).
+std::shared_ptr<const std::vector<int>> shared_line(const core::BackendImpl* backend,
+                                                    const core::Layout& layout) {
+  auto shared = backend ? backend->shared_members() : nullptr;
+  if (!shared) return nullptr;
+  if (!layout.by_rule()) return layout.own_is(*shared) ? shared : nullptr;
+  const bool ends = shared->size() == static_cast<std::size_t>(layout.size) && !shared->empty() &&
+                    shared->front() == layout.first &&
+                    shared->back() == layout.first + (layout.size - 1) * layout.stride;
+  return ends ? shared : nullptr;
+}
+
 // The state of `group` for queries: null when not distributed.
 detail::GroupState* query_state(const Group& group) {
   core::Context* ctx = core::current_context();
@@ -210,8 +224,8 @@ Group make_layout_group(const Layout& layout, const char* function) {
   if (layout.color < 0)
     return Group(
         make_group_state(ctx, layout.count ? layout.list(0) : std::vector<int>{}, nullptr));
-  auto shared = shared_list(mine.get(), layout.own);
-  if (!shared) shared = std::make_shared<const std::vector<int>>(layout.own);
+  auto shared = shared_line(mine.get(), layout);
+  if (!shared) shared = std::make_shared<const std::vector<int>>(layout.own());
   return Group(make_group_state(ctx, std::move(shared), layout.position, std::move(mine)));
 }
 

@@ -14,6 +14,22 @@ namespace {
 constexpr std::uint64_t strided_tag = 0x5354524944454431ULL;
 }  // namespace
 
+std::vector<int> Layout::own() const {
+  if (color < 0) return {};
+  if (!by_rule()) return list(static_cast<std::size_t>(color));
+  std::vector<int> ranks(static_cast<std::size_t>(size));
+  for (int k = 0; k < size; ++k) ranks[static_cast<std::size_t>(k)] = first + k * stride;
+  return ranks;
+}
+
+bool Layout::own_is(const std::vector<int>& ranks) const {
+  if (ranks.size() != static_cast<std::size_t>(size)) return false;
+  if (!by_rule()) return color >= 0 && ranks == list(static_cast<std::size_t>(color));
+  for (int k = 0; k < size; ++k)
+    if (ranks[static_cast<std::size_t>(k)] != first + k * stride) return false;
+  return true;
+}
+
 std::uint32_t layout_hash(const std::vector<std::vector<int>>& lists) {
   std::vector<std::uint64_t> flat;
   for (const auto& ranks : lists) {
@@ -47,8 +63,9 @@ Layout strided_layout(int world, int length, int stride, int rank) {
   const int base = rank - coordinate * stride;
   layout.color = static_cast<int>(base / block * stride + base % stride);
   layout.position = coordinate;
-  layout.own.reserve(static_cast<std::size_t>(length));
-  for (int k = 0; k < length; ++k) layout.own.push_back(base + k * stride);
+  layout.size = length;
+  layout.first = base;
+  layout.stride = stride;
   return layout;
 }
 
@@ -71,7 +88,7 @@ Layout listed_layout(std::shared_ptr<const std::vector<std::vector<int>>> shared
     if (it == lists[i].end()) continue;
     layout.color = static_cast<int>(i);
     layout.position = static_cast<int>(it - lists[i].begin());
-    layout.own = lists[i];
+    layout.size = static_cast<int>(lists[i].size());
     break;
   }
   return layout;

@@ -23,10 +23,22 @@ struct Layout {
   std::size_t count = 0;   // the number of lists
   int color = -1;          // the index of this rank's list (-1: it is in none)
   int position = -1;       // this rank's index in its list (the split's key; -1: in none)
-  std::vector<int> own;    // this rank's list (empty: in none)
+  // This rank's list has `size` ranks (0: in none). By rule (stride > 0) they are first,
+  // first + stride, ...; explicit lists (stride 0) hold it as list(color). It is made only when
+  // asked for (own()): on each of 65,536 ranks a 512-rank line would be 2 KiB, and the sim's
+  // split and group share one copy per line instead.
+  int size = 0;
+  int first = 0;
+  int stride = 0;
   // List i (0 <= i < count), made on demand: for a backend that needs every list (the default
-  // split_groups); the others use only `own` and `color`.
+  // split_groups); the others use only own() and `color`.
   std::function<std::vector<int>(std::size_t)> list;
+
+  bool by_rule() const { return stride > 0; }
+  // This rank's list (empty: in none).
+  std::vector<int> own() const;
+  // Whether `ranks` is this rank's list, compared element by element without making it.
+  bool own_is(const std::vector<int>& ranks) const;
 };
 
 // A hash of explicit lists (new_subgroups_by_enumeration's fingerprint).

@@ -86,8 +86,12 @@ std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int d
   const auto longest = static_cast<std::size_t>(min_max_u64(mine.size(), group).second);
   const bool on_dst = get_rank(group) == dst;
   GatheredBytes out;
-  const auto sizes = dist::gather(std::vector<std::uint64_t>{mine.size()}, dst, group);
-  for (const auto& size : sizes) out.sizes.push_back(static_cast<std::size_t>(size.at(0)));
+  const std::uint64_t size = mine.size();
+  std::vector<std::uint64_t> sizes(on_dst ? static_cast<std::size_t>(n) : 0);
+  gather(buffer_of(std::span<const std::uint64_t>(&size, 1)),
+         buffer_of(std::span<std::uint64_t>(sizes)), dst, group)
+      .wait();
+  out.sizes.assign(sizes.begin(), sizes.end());
   std::vector<std::byte> padded(longest);
   std::copy(mine.begin(), mine.end(), padded.begin());
   if (on_dst) out.data.bytes.resize(longest * static_cast<std::size_t>(n));

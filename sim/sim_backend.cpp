@@ -176,7 +176,7 @@ std::shared_ptr<core::BackendImpl> SimBackend::split_groups(const core::Layout& 
   Call c;
   c.kind = OpKind::split_groups;
   c.lists = layout.hash;
-  c.split_ranks = world_.shared_line(layout.hash, layout.color, layout.own);
+  c.split_ranks = world_.shared_line(layout);
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
   return member_of(op->new_comms.at(static_cast<std::size_t>(rank_)));

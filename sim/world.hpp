@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/layout.hpp"
 #include "dist/sim.hpp"
 #include "sim/communicator.hpp"
 #include "sim/model/predictor.hpp"
@@ -66,11 +67,12 @@ class World {
   int upcoming(int rank) const;
   // Called first on each rank thread (deterministic mode: waits for the baton).
   void enter(int rank);
-  // The list a rank brings to a split by layout (its own line of layout `hash`, number `color`):
-  // the one an earlier member brought when equal, so that a world's lines are held once, not once
-  // per rank while the split gathers (65,536 ranks on a 512-rank dimension: 128 MiB).
-  std::shared_ptr<const std::vector<int>> shared_line(std::uint32_t hash, int color,
-                                                      const std::vector<int>& own);
+  // The list a rank brings to a split by `layout` (its own line, number layout.color): the one
+  // an earlier member brought when equal, so that a world's lines are made and held once, not
+  // once per rank while the split gathers (65,536 ranks on a 512-rank dimension: 128 MiB). A line
+  // by rule is the same when its layout's fingerprint (the rule's parameters), length and first
+  // rank are; explicit lists are compared in full.
+  std::shared_ptr<const std::vector<int>> shared_line(const core::Layout& layout);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.
   std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
                                       Call&& call);
@@ -197,7 +199,11 @@ class World {
   std::chrono::steady_clock::time_point start_;
   mutable std::mutex mutex_;
   std::mutex lines_mutex_;  // guards lines_ (shared_line)
-  std::map<std::pair<std::uint32_t, int>, std::weak_ptr<const std::vector<int>>> lines_;
+  struct Line {
+    std::weak_ptr<const std::vector<int>> ranks;
+    bool by_rule = false;
+  };
+  std::map<std::pair<std::uint32_t, int>, Line> lines_;
   std::vector<RankState> ranks_;
   int blocked_ = 0;
   int finished_ = 0;

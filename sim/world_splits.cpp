@@ -6,13 +6,18 @@
 
 namespace dist::sim {
 
-std::shared_ptr<const std::vector<int>> World::shared_line(std::uint32_t hash, int color,
-                                                           const std::vector<int>& own) {
+std::shared_ptr<const std::vector<int>> World::shared_line(const core::Layout& layout) {
   std::lock_guard lock(lines_mutex_);
-  auto& held = lines_[{hash, color}];
-  if (auto line = held.lock(); line && *line == own) return line;
-  auto line = std::make_shared<const std::vector<int>>(own);
-  held = line;
+  auto& held = lines_[{layout.hash, layout.color}];
+  if (auto line = held.ranks.lock()) {
+    const bool same = layout.by_rule()
+                          ? held.by_rule && line->size() == static_cast<std::size_t>(layout.size) &&
+                                (line->empty() || line->front() == layout.first)
+                          : !held.by_rule && layout.own_is(*line);
+    if (same) return line;
+  }
+  auto line = std::make_shared<const std::vector<int>>(layout.own());
+  held = {line, layout.by_rule()};
   return line;
 }
 

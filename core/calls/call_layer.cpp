@@ -261,7 +261,7 @@ std::shared_ptr<BackendImpl> CallLayer::split_groups(const Layout& layout) {
   const int index = ++splits_;
   auto child = inner_->split_groups(layout);
   if (!child || layout.color < 0) return nullptr;
-  return layer_over(std::move(child), layout.own,
+  return layer_over(std::move(child), layout.own(),
                     std::to_string(index) + "-" + std::to_string(layout.color));
 }
 

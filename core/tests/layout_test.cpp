@@ -38,7 +38,8 @@ int wrong_ranks(const Lists& lists, int world, const std::function<dist::core::L
     bool ok = layout.count == lists.size() && layout.color >= 0;
     if (ok) {
       const auto& line = lists[static_cast<std::size_t>(layout.color)];
-      ok = layout.own == line && line[static_cast<std::size_t>(layout.position)] == r;
+      ok = layout.own() == line && layout.own_is(line) &&
+           line[static_cast<std::size_t>(layout.position)] == r;
     }
     for (std::size_t i = 0; ok && i < lists.size(); ++i) ok = layout.list(i) == lists[i];
     wrong += ok ? 0 : 1;
@@ -71,7 +72,8 @@ TEST(Layout, ConsecutiveBlocksAndListedLayouts) {
   const auto shared_some = std::make_shared<const Lists>(some);
   const auto outside = dist::core::listed_layout(shared_some, 3);
   EXPECT_EQ(outside.color, -1);
-  EXPECT_TRUE(outside.own.empty());
+  EXPECT_TRUE(outside.own().empty());
+  EXPECT_FALSE(outside.own_is({4, 0}));
   EXPECT_EQ(dist::core::listed_layout(shared_some, 0).position, 1);
   EXPECT_EQ(outside.hash, dist::core::layout_hash(some));
 }
@@ -97,10 +99,18 @@ TEST(Layout, ALargeMeshsLineIsComputedNotSearched) {
   EXPECT_EQ(layout.count, 128U);
   EXPECT_EQ(layout.color, 127);
   EXPECT_EQ(layout.position, 511);
-  ASSERT_EQ(layout.own.size(), 512U);
-  EXPECT_EQ(layout.own.front(), 127);
-  EXPECT_EQ(layout.own.back(), 65535);
-  EXPECT_EQ(layout.list(127), layout.own);
+  ASSERT_EQ(layout.own().size(), 512U);
+  EXPECT_EQ(layout.own().front(), 127);
+  EXPECT_EQ(layout.own().back(), 65535);
+  EXPECT_EQ(layout.list(127), layout.own());
+  // The rank's list is a rule until asked for; compared without being made.
+  EXPECT_TRUE(layout.by_rule());
+  auto line = layout.list(127);
+  EXPECT_TRUE(layout.own_is(line));
+  line[200] += 1;
+  EXPECT_FALSE(layout.own_is(line));
+  line.pop_back();
+  EXPECT_FALSE(layout.own_is(line));
 }
 
 }  // namespace

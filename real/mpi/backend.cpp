@@ -276,7 +276,7 @@ std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ran
 
 // color = the index of this rank's list, key = its position there.
 std::shared_ptr<core::BackendImpl> MpiBackend::split_groups(const core::Layout& layout) {
-  return split_by_color(layout.color, std::max(layout.position, 0), layout.own, layout.count > 1,
+  return split_by_color(layout.color, std::max(layout.position, 0), layout.own(), layout.count > 1,
                         "new_subgroups");
 }
 

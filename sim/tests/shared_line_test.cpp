@@ -2,8 +2,10 @@
 // first one's copy (World::shared_line), and a rank whose list differs keeps its own.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
+#include "core/layout.hpp"
 #include "dist/dist.hpp"
 #include "dist/mesh.hpp"
 #include "dist/sim.hpp"
@@ -11,21 +13,40 @@
 
 namespace {
 
+// Rank r's layout of lines of 4 ranks 2 apart over 8 ranks (by rule), or `lists` (explicit).
+dist::core::Layout rule_layout(int r) { return dist::core::strided_layout(8, 4, 2, r); }
+dist::core::Layout listed(std::vector<std::vector<int>> lists, int r) {
+  return dist::core::listed_layout(
+      std::make_shared<const std::vector<std::vector<int>>>(std::move(lists)), r);
+}
+
 TEST(SharedLine, RanksOfOneLineShareOneListAndADifferentListIsKeptApart) {
   dist::sim::Cluster cluster{
       .nodes = 1, .ranks_per_node = 8, .schedule = dist::sim::Schedule::deterministic};
   dist::sim::World world(cluster);
   const std::vector<int> line{1, 3, 5, 7};
-  const auto first = world.shared_line(42, 1, line);
-  const auto second = world.shared_line(42, 1, std::vector<int>(line));
+  const auto first = world.shared_line(rule_layout(1));
+  const auto second = world.shared_line(rule_layout(5));
   EXPECT_EQ(first.get(), second.get());
   EXPECT_EQ(*first, line);
-  // Another line, another layout, or a rank that disagrees with its line: a list of their own.
-  EXPECT_NE(world.shared_line(42, 0, {0, 2, 4, 6}).get(), first.get());
-  EXPECT_NE(world.shared_line(43, 1, line).get(), first.get());
-  const auto wrong = world.shared_line(42, 1, {1, 3, 5});
-  EXPECT_NE(wrong.get(), first.get());
-  EXPECT_EQ(*wrong, (std::vector<int>{1, 3, 5}));
+  // Another line or another layout: a list of their own.
+  EXPECT_EQ(*world.shared_line(rule_layout(2)), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_NE(world.shared_line(rule_layout(2)).get(), first.get());
+  EXPECT_NE(world.shared_line(dist::core::strided_layout(8, 2, 2, 1)).get(), first.get());
+  // A rank that disagrees with its line under the same fingerprint (explicit lists, or a rule
+  // where a listed line was): a list of its own, and the shared one is never changed.
+  auto odd = listed({{0, 2, 4, 6}, {1, 3, 5, 7}}, 3);
+  const auto listed_first = world.shared_line(odd);
+  EXPECT_EQ(*listed_first, line);
+  auto wrong = listed({{0, 2, 4, 6}, {1, 3, 5}}, 3);
+  wrong.hash = odd.hash;
+  EXPECT_NE(world.shared_line(wrong).get(), listed_first.get());
+  EXPECT_EQ(*world.shared_line(wrong), (std::vector<int>{1, 3, 5}));
+  EXPECT_EQ(world.shared_line(odd).get(), world.shared_line(odd).get());
+  auto ruled = rule_layout(3);
+  ruled.hash = odd.hash;
+  EXPECT_EQ(*world.shared_line(ruled), line);
+  EXPECT_NE(world.shared_line(ruled).get(), world.shared_line(odd).get());
   EXPECT_EQ(*first, line) << "a shared list is never changed";
 }
 
