@@ -3,6 +3,8 @@
 #include "dist/objects.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <string>
 
 #include "core/context.hpp"
@@ -23,16 +25,17 @@ BufferRef bytes_ref(std::span<const std::byte> bytes) {
 
 // Every rank's one uint64 value, in group-rank order.
 std::vector<std::uint64_t> all_gather_u64(std::uint64_t value, const Group& group) {
-  const std::vector<std::uint64_t> own{value};
-  std::vector<std::uint64_t> out;
-  for (const auto& v : dist::all_gather(own, group)) out.push_back(v.at(0));
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(group_size_checked(group, "all_gather")));
+  all_gather(buffer_of(std::span<const std::uint64_t>(&value, 1)),
+             buffer_of(std::span<std::uint64_t>(out)), group)
+      .wait();
   return out;
 }
 
 // The smallest and largest of every rank's value, with one all_reduce (O(group size) traffic).
 std::pair<std::uint64_t, std::uint64_t> min_max_u64(std::uint64_t value, const Group& group) {
-  std::vector<std::uint64_t> v{value, ~value};
-  dist::all_reduce(v, ReduceOp::max, group);
+  std::array<std::uint64_t, 2> v{value, ~value};
+  dist::all_reduce(std::span<std::uint64_t>(v), ReduceOp::max, group);
   return {~v[1], v[0]};
 }
 
@@ -81,23 +84,34 @@ std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int d
                                           const Group& group, const char* function) {
   const int n = group_size_checked(group, function);
   core::check_rank(dst, n, function, "dst");
-  // Sizes go to dst only, and the padding length comes from an all_reduce: no rank but dst ever
-  // holds a list as long as the group.
-  const auto longest = static_cast<std::size_t>(min_max_u64(mine.size(), group).second);
-  const bool on_dst = get_rank(group) == dst;
-  GatheredBytes out;
+  // The padding length comes from an all_reduce, then one gather brings every rank's slot: its
+  // size, then its bytes padded to the longest. No rank but dst ever holds a list as long as the
+  // group.
   const std::uint64_t size = mine.size();
-  std::vector<std::uint64_t> sizes(on_dst ? static_cast<std::size_t>(n) : 0);
-  gather(buffer_of(std::span<const std::uint64_t>(&size, 1)),
-         buffer_of(std::span<std::uint64_t>(sizes)), dst, group)
-      .wait();
-  out.sizes.assign(sizes.begin(), sizes.end());
-  std::vector<std::byte> padded(longest);
-  std::copy(mine.begin(), mine.end(), padded.begin());
-  if (on_dst) out.data.bytes.resize(longest * static_cast<std::size_t>(n));
+  const auto longest = static_cast<std::size_t>(min_max_u64(size, group).second);
+  const bool on_dst = get_rank(group) == dst;
+  const std::size_t slot = sizeof size + longest;
+  std::vector<std::byte> padded(slot);
+  std::memcpy(padded.data(), &size, sizeof size);
+  std::copy(mine.begin(), mine.end(), padded.begin() + sizeof size);
+  GatheredBytes out;
+  if (on_dst) out.data.bytes.resize(slot * static_cast<std::size_t>(n));
   gather(bytes_ref(padded), bytes_ref(out.data.bytes), dst, group).wait();
   if (!on_dst) return std::nullopt;
-  for (int r = 0; r < n; ++r) out.offsets.push_back(longest * static_cast<std::size_t>(r));
+  out.offsets.reserve(static_cast<std::size_t>(n));
+  out.sizes.reserve(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    const std::size_t at = slot * static_cast<std::size_t>(r);
+    std::uint64_t theirs = 0;
+    std::memcpy(&theirs, out.data.bytes.data() + at, sizeof theirs);
+    if (theirs > longest)
+      throw InvalidArgument(std::string(function) + ": group rank " + std::to_string(r) +
+                            " sent an object of " + std::to_string(theirs) +
+                            " bytes, more than the largest the group agreed on (" +
+                            std::to_string(longest) + ")");
+    out.offsets.push_back(at + sizeof theirs);
+    out.sizes.push_back(static_cast<std::size_t>(theirs));
+  }
   return out;
 }
 

@@ -44,8 +44,8 @@ struct GatheredBytes {
 
 // Sizes are all-gathered first, then one variable-size all_gather of the bytes.
 DIST_API GatheredBytes all_gather_bytes(std::span<const std::byte> mine, const Group& group);
-// Sizes are all-gathered, then one gather padded to the largest size (torch's gather_object).
-// The result on dst only.
+// The largest size is all-reduced, then one gather of each rank's size and bytes, padded to the
+// largest (torch's gather_object all-gathers every size first). The result on dst only.
 DIST_API std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int dst,
                                                    const Group& group, const char* function);
 // Scatters src's serialized elements (`data`, one per group rank, of `sizes`; used on src only)
