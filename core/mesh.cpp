@@ -105,12 +105,16 @@ DeviceMesh init_device_mesh(std::vector<int> shape, std::vector<std::string> dim
     throw InvalidArgument("init_device_mesh: " + std::to_string(dim_names.size()) +
                           " dim_names for a " + std::to_string(shape.size()) +
                           "-dimensional shape");
-  if (std::set<std::string>(dim_names.begin(), dim_names.end()).size() != dim_names.size())
-    throw InvalidArgument("init_device_mesh: dim_names repeat a name");
+  for (std::size_t d = 0; d < dim_names.size(); ++d)  // a few names: compared pairwise
+    if (std::find(dim_names.begin(), dim_names.begin() + static_cast<std::ptrdiff_t>(d),
+                  dim_names[d]) != dim_names.begin() + static_cast<std::ptrdiff_t>(d))
+      throw InvalidArgument("init_device_mesh: dim_names repeat a name (\"" + dim_names[d] + "\")");
   // The caller's coordinate (row-major), and its line along each dimension: one split each.
   const int me = get_rank();
   std::vector<int> coordinate;
   std::vector<Group> mine;
+  coordinate.reserve(shape.size());
+  mine.reserve(shape.size());
   for (std::size_t d = 0; d < shape.size(); ++d) {
     const auto layout = core::mesh_layout(shape, d, me);
     coordinate.push_back(layout.position);
