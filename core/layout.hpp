@@ -36,9 +36,9 @@ struct Layout {
 
   bool by_rule() const { return stride > 0; }
   // This rank's list (empty: in none).
-  std::vector<int> own() const;
+  DIST_API std::vector<int> own() const;
   // Whether `ranks` is this rank's list, compared element by element without making it.
-  bool own_is(const std::vector<int>& ranks) const;
+  DIST_API bool own_is(const std::vector<int>& ranks) const;
 };
 
 // A hash of explicit lists (new_subgroups_by_enumeration's fingerprint).
