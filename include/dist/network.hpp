@@ -59,6 +59,11 @@ struct DIST_API Network {
   double reduce_gbps = 0;
   double cache_bytes = 0;
   double memory_gbps = 0;
+  // A rank's sends and receives share its rate (a CPU process copies both with its one thread;
+  // NVLink and NICs are full duplex): in a step where a rank does both (every rank of a ring or an
+  // exchange, the middle ranks of a chain) each moves at half the rate the terms above give. With
+  // it, memory_gbps is each rank's own instead of shared. dist_calibrate sets it.
+  bool half_duplex = false;
   // Size-dependent bandwidth within a node, as SMPI's bw-factor (dist_calibrate fits it): a step
   // of an algorithm that moves a message of b bytes (a ring's chunk, size / ranks; a chain's whole
   // buffer; an exchange's share per peer) reaches the rate the terms above give times the factor

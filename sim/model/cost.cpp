@@ -37,7 +37,7 @@ struct Terms {
 // `senders`: how many of a node's ranks move data at once in the algorithm (they share node_gbps);
 // `step`: the bytes of one of its messages (intra_factors).
 Terms terms(const Network& net, int ranks_per_node, const Placement& at, double size,
-            double senders, double step) {
+            double senders, double step, bool both_ways) {
   Terms t;
   t.p = at.ranks;
   t.k = std::max(at.most_per_node, 1);
@@ -45,10 +45,12 @@ Terms terms(const Network& net, int ranks_per_node, const Placement& at, double 
   t.intra = intra_rate(net);
   if (net.node_gbps > 0)
     t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / senders);
-  // The memory's rate, like the node's copy rate, is the node's: its senders share it.
+  // The memory's rate, like the node's copy rate, is the node's: its senders share it (each
+  // rank's own where a rank's directions share its rate).
   if (net.memory_gbps > 0 && net.cache_bytes > 0 && size > net.cache_bytes)
-    t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps) / senders);
+    t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps) / (net.half_duplex ? 1 : senders));
   t.intra *= size_factor(net.intra_factors, step);
+  if (net.half_duplex && both_ways) t.intra /= 2;
   t.reduce = net.reduce_gbps > 0 ? bytes_per_us(net.reduce_gbps) : 0;
   t.node_nics = nic_rate(net, ranks_per_node, t.k);
   if (at.nodes > 1) {
@@ -152,9 +154,12 @@ Terms kind_terms(const Network& net, int ranks_per_node, core::CallKind kind, do
   using K = core::CallKind;
   const bool chain = kind == K::broadcast || kind == K::reduce;
   const bool whole = chain || kind == K::send || kind == K::recv;  // one message of all the bytes
+  const bool linear = kind == K::gather || kind == K::scatter;
+  // Who sends and receives in one step: every rank of a ring or an exchange, a chain's middle.
+  const bool both_ways = chain ? where.ranks > 2 : !whole && !linear;
   const double k = std::max(where.most_per_node, 1);
   return terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k,
-               whole ? size : size / where.ranks);
+               whole ? size : size / where.ranks, both_ways);
 }
 
 // A chain's parts from its terms (broadcast's and reduce's are the same).

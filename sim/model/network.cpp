@@ -74,6 +74,7 @@ void Network::save(const std::string& path) const {
       {"reduce_gbps", reduce_gbps},
       {"cache_bytes", cache_bytes},
       {"memory_gbps", memory_gbps},
+      {"half_duplex", half_duplex},
       {"intra_factors", factors},
       {"nics_per_node", nics_per_node},
       {"nic", to_json(nic)},
@@ -121,6 +122,7 @@ Network Network::load(const std::string& path) {
     take("reduce_gbps", n.reduce_gbps);
     take("cache_bytes", n.cache_bytes);
     take("memory_gbps", n.memory_gbps);
+    take("half_duplex", n.half_duplex);
     field = "intra_factors";
     if (j.contains("intra_factors"))
       for (const auto& f : j.at("intra_factors")) {

@@ -127,6 +127,36 @@ TEST(Predict, ANodesCopyRateIsSharedByTheRanksSendingAtOnce) {
   EXPECT_NEAR(dist::sim::estimate(c, "all_gather", 1'000'000).us, 500, 1e-6);
 }
 
+TEST(Predict, AHalfDuplexRankMovesEachDirectionAtHalfItsRate) {
+  Cluster c = predicting(1, 4);  // 1 us a hop, 1 GB/s = 1,000 B/us
+  c.network->intra.latency_us = 0;
+  const auto us = [&](const char* kind, std::size_t bytes) {
+    return dist::sim::estimate(c, kind, bytes).us;
+  };
+  const double ring = us("all_gather", 4'000'000), exchange = us("all_to_all", 4'000'000);
+  const double chain = us("broadcast", 1'000'000), fan_in = us("gather", 4'000'000);
+  Cluster two = predicting(1, 2);
+  two.network->intra.latency_us = 0;
+  const double two_chain = dist::sim::estimate(two, "broadcast", 1'000'000).us;
+  c.network->half_duplex = true;
+  two.network->half_duplex = true;
+  // Every rank of a ring or an exchange sends and receives in each step: twice the time.
+  EXPECT_NEAR(us("all_gather", 4'000'000), 2 * ring, 1e-6);
+  EXPECT_NEAR(us("all_to_all", 4'000'000), 2 * exchange, 1e-6);
+  // A chain's middle ranks do both; on two ranks the root only sends and the other receives.
+  EXPECT_NEAR(us("broadcast", 1'000'000), 2 * chain, 1e-6);
+  EXPECT_NEAR(dist::sim::estimate(two, "broadcast", 1'000'000).us, two_chain, 1e-6);
+  // A gather's root only receives, the others only send.
+  EXPECT_NEAR(us("gather", 4'000'000), fan_in, 1e-6);
+  // The memory's rate is each rank's own: a 4-rank chain past the cache runs at half of it
+  // (both ways), where the node's three senders would have shared it.
+  c.network->cache_bytes = 100'000;
+  c.network->memory_gbps = 0.5;
+  EXPECT_NEAR(us("broadcast", 1'000'000), 1'000'000 / 250.0, 1e-6);
+  c.network->half_duplex = false;
+  EXPECT_NEAR(us("broadcast", 1'000'000), 1'000'000 / (500.0 / 3), 1e-6);
+}
+
 TEST(Predict, MoreRanksThanCoresSlowEachCallsOverheadAndWaitAHandOverPerStep) {
   Cluster c = predicting(1, 4);  // 1 us a hop, 1 GB/s
   c.network->call_overhead_us = 2;
@@ -489,6 +519,7 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   n.handover_us = 0.6;
   n.reduce_gbps = 3.5;
   n.cache_bytes = 1 << 20;
+  n.half_duplex = true;
   n.intra_factors = {{1024, 0.5}, {65536, 1.5}};
   n.source = "a test";
   n.save(good);
@@ -498,6 +529,7 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   EXPECT_DOUBLE_EQ(back.reduce_gbps, 3.5);
   EXPECT_DOUBLE_EQ(back.handover_us, 0.6);
   EXPECT_DOUBLE_EQ(back.cache_bytes, 1 << 20);
+  EXPECT_TRUE(back.half_duplex);
   EXPECT_DOUBLE_EQ(back.nic.bandwidth_gbps, 0.5);
   ASSERT_EQ(back.intra_factors.size(), 2u);
   EXPECT_DOUBLE_EQ(back.intra_factors[1].bytes, 65536);

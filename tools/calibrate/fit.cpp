@@ -13,11 +13,11 @@ namespace dist::calibrate {
 
 namespace {
 // The logarithms of the fitted terms: latency (us), bandwidth (GB/s), call overhead (us),
-// reduction rate (GB/s), cache size (bytes), memory rate (GB/s), the node's copy rate (GB/s), then
-// the size factors' at factor_bytes.
+// reduction rate (GB/s), cache size (bytes), memory rate (GB/s), then the size factors' at
+// factor_bytes. The node's copy rate, the cores and the hand-over are measured, kept as given.
 constexpr std::array<double, 6> factor_bytes = {1 << 10,   8 << 10, 64 << 10,
                                                 512 << 10, 4 << 20, 32 << 20};
-constexpr int base_terms = 7;
+constexpr int base_terms = 6;
 constexpr int terms = base_terms + static_cast<int>(factor_bytes.size());
 using Vec = std::array<double, terms>;
 
@@ -32,7 +32,6 @@ dist::sim::Network with(dist::sim::Network net, const Vec& x) {
   net.reduce_gbps = term(x[3]);
   net.cache_bytes = term(x[4]);
   net.memory_gbps = term(x[5]);
-  net.node_gbps = term(x[6]);
   net.intra_factors.clear();
   for (std::size_t i = 0; i < factor_bytes.size(); ++i)
     net.intra_factors.push_back({factor_bytes[i], term(x[base_terms + i])});
@@ -108,19 +107,21 @@ Fit fit_network(const dist::sim::Network& start, const std::vector<Point>& point
     }
     return sum;
   };
-  // Start from the fastest call (latency and overhead) and the largest all_reduce (bandwidth).
-  double fastest = points.front().us, rate = 1;
+  // Start from the fastest call (latency and overhead), the fastest rate of any point (bandwidth)
+  // and the rate of the largest all_reduce (memory).
+  double fastest = points.front().us, peak = 1, largest = 0, large_rate = 1;
   for (const Point& p : points) {
     fastest = std::min(fastest, p.us);
-    if (p.kind == "all_reduce") rate = std::max(rate, p.bytes / p.us / 1e3);
+    peak = std::max(peak, p.bytes / p.us / 1e3);
+    if (p.kind == "all_reduce" && p.bytes > largest)
+      largest = p.bytes, large_rate = p.bytes / p.us / 1e3;
   }
   Vec x{std::log(fastest / 3),
-        std::log(rate),
+        std::log(peak),
         std::log(fastest / 3),
-        std::log(rate),              // reductions as fast as copies
+        std::log(peak),              // reductions as fast as copies
         std::log(16.0 * (1 << 20)),  // a cache of 16 MiB
-        std::log(rate),              // memory as fast as the cache
-        std::log(4 * rate)};         // the node's copies not limiting (factors: 1, log 0)
+        std::log(large_rate)};       // past it, the largest all_reduce's rate (factors: 1, log 0)
   for (int round = 0; round < 8; ++round) x = nelder_mead(loss, x, round == 0 ? 1.0 : 0.3, 1500);
   Fit fit;
   fit.network = with(start, x);

@@ -23,6 +23,7 @@ dist::sim::Network truth() {
   n.memory_gbps = 1.2;
   n.node_gbps = 6.0;
   n.cores_per_node = 2;
+  n.half_duplex = true;
   n.intra_factors = {{1 << 10, 0.6},   {8 << 10, 0.8}, {64 << 10, 1.4},
                      {512 << 10, 1.2}, {4 << 20, 0.9}, {32 << 20, 1.0}};
   return n;
@@ -39,6 +40,8 @@ TEST(CalibrateFit, RecoversTheTimesOfAKnownNetwork) {
     }
   dist::sim::Network start;
   start.cores_per_node = 2;  // kept, not fitted
+  start.half_duplex = true;
+  start.node_gbps = known.node_gbps;  // measured, not fitted
   const cal::Fit fit = cal::fit_network(start, points);
   EXPECT_EQ(fit.points, static_cast<int>(points.size()));
   EXPECT_EQ(fit.network.cores_per_node, 2);

@@ -15,6 +15,7 @@
 
 #include "dist/errors.hpp"
 #include "dist/init.hpp"
+#include "tools/calibrate/copy_rate.hpp"
 #include "tools/calibrate/fit.hpp"
 #include "tools/calibrate/handover.hpp"
 #include "tools/calibrate/launch.hpp"
@@ -189,6 +190,14 @@ double handover(const Args& a) {
   return cal::measure_handover_us(std::min(60.0, a.limit_s));
 }
 
+// The node's copy rate, a thread per core (Network::node_gbps).
+double node_copies(int cores) {
+  std::printf("dist_calibrate: measuring the node's copy rate (%d threads copying at once)\n",
+              cores);
+  std::fflush(stdout);
+  return cal::measure_node_copy_gbps(std::max(cores, 1));
+}
+
 cal::Measurements measure(const Args& a) {
   cal::Measurements all;
   int port = a.port;
@@ -211,6 +220,7 @@ cal::Measurements measure(const Args& a) {
     else all.points.insert(all.points.end(), m.points.begin(), m.points.end());
   }
   all.handover_us = handover(a);
+  all.node_copy_gbps = node_copies(all.cores);
   return all;
 }
 
@@ -234,7 +244,8 @@ void summary(const cal::Measurements& m, const cal::Fit& fit, int fitted_ranks) 
   std::printf(
       "\nfitted on the %d-rank points (%d, rms log error %.3f): intra latency %.2f us, "
       "intra bandwidth %.3f GB/s, call overhead %.2f us, reductions %.3f GB/s, cache %.1f MiB, "
-      "memory %.3f GB/s, node copies %.3f GB/s, cores per node %d (measured hand-over %.2f us); "
+      "memory %.3f GB/s, node copies %.3f GB/s (measured), cores per node %d (measured hand-over "
+      "%.2f us); "
       "bandwidth factors by message",
       fitted_ranks, fit.points, fit.rms_log_error, n.intra.latency_us, n.intra.bandwidth_gbps,
       n.call_overhead_us, n.reduce_gbps, n.cache_bytes / (1 << 20), n.memory_gbps, n.node_gbps,
@@ -251,6 +262,7 @@ void summary(const cal::Measurements& m, const cal::Fit& fit, int fitted_ranks) 
 int calibrate(const Args& a) {
   cal::Measurements m = a.from.empty() ? measure(a) : cal::read_measurements(a.from);
   if (m.handover_us <= 0) m.handover_us = handover(a);  // a file from before it was measured
+  if (m.node_copy_gbps <= 0) m.node_copy_gbps = node_copies(m.cores);
   if (!a.measurements.empty()) cal::write_measurements(a.measurements, m);
   int fitted_ranks = 0;
   for (const cal::Point& p : m.points)
@@ -263,6 +275,8 @@ int calibrate(const Args& a) {
   start.cores_per_node = m.cores;  // physical: ranks beyond the cores share them
   start.handover_us = m.handover_us;
   start.efficiency = 1.0;          // one node: the fitted bandwidth is already the effective rate
+  start.half_duplex = true;        // a process copies what it sends and receives on one thread
+  start.node_gbps = m.node_copy_gbps;  // measured: two ranks' points cannot place it
   const cal::Fit fit = cal::fit_network(start, fitted);
   dist::sim::Network net = fit.network;
   double smallest = fitted.front().bytes, largest = smallest;

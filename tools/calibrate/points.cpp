@@ -43,11 +43,9 @@ void write_measurements(const std::string& path, const Measurements& m) {
                       {"bytes", p.bytes},
                       {"us", p.us},
                       {"calls", p.calls}});
-  const nlohmann::json j = {{"backend", m.backend},
-                            {"cores", m.cores},
-                            {"handover_us", m.handover_us},
-                            {"measured", m.measured},
-                            {"points", points}};
+  const nlohmann::json j = {{"backend", m.backend},         {"cores", m.cores},
+                            {"handover_us", m.handover_us}, {"node_copy_gbps", m.node_copy_gbps},
+                            {"measured", m.measured},       {"points", points}};
   std::ofstream out(path);
   out << j.dump(1) << "\n";
   if (!out) throw Error(ErrorCode::backend, "dist_calibrate: cannot write '" + path + "'");
@@ -62,6 +60,7 @@ Measurements read_measurements(const std::string& path) {
     m.backend = j.at("backend").get<std::string>();
     m.cores = j.at("cores").get<int>();
     m.handover_us = j.value("handover_us", 0.0);  // files written before it was measured lack it
+    m.node_copy_gbps = j.value("node_copy_gbps", 0.0);  // the same
     m.measured = j.value("measured", "");
     for (const auto& p : j.at("points"))
       m.points.push_back({p.at("kind").get<std::string>(), p.at("ranks").get<int>(),

@@ -30,6 +30,7 @@ struct Measurements {
   std::string measured;  // when (UTC, ISO 8601)
   std::vector<Point> points;
   double handover_us = 0;  // measure_handover_us's figure on it (0: not measured)
+  double node_copy_gbps = 0;  // measure_node_copy_gbps's with a thread per core (0: not measured)
 };
 
 // Float32 elements of each rank's input and output for `kind` at nccl-tests `size` on `ranks`
