@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <concepts>
 #include <cstdlib>
@@ -83,6 +84,21 @@ struct Capabilities {
 inline int& current_case_percent() {
   static int percent = 100;
   return percent;
+}
+
+// The most ranks the running suite's backend runs here (its max_ranks(): a GPU or a process per
+// rank), which bounds the worlds the generators draw; no bound outside such a suite. Drawing
+// larger worlds and discarding them made rapidcheck give up where one rank can run (nccl on one
+// GPU, a one-process launch): ten discards per case allowed.
+constexpr int unbounded_ranks = 1 << 20;
+inline int& current_max_ranks() {
+  static int most = unbounded_ranks;
+  return most;
+}
+template <class B>
+int max_ranks_of() {
+  if constexpr (requires { B::max_ranks(); }) return std::max(1, B::max_ranks());
+  return unbounded_ranks;
 }
 
 template <class B>
@@ -303,8 +319,12 @@ class BackendSuite : public ::testing::Test {
     if (const std::string why = unavailable_reason<B>(); !why.empty())
       GTEST_SKIP() << B::name() << " cannot run here: " << why;
     current_case_percent() = B::capabilities.case_percent;
+    current_max_ranks() = max_ranks_of<B>();
   }
-  void TearDown() override { current_case_percent() = 100; }
+  void TearDown() override {
+    current_case_percent() = 100;
+    current_max_ranks() = unbounded_ranks;
+  }
 };
 
 }  // namespace props

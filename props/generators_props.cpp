@@ -23,6 +23,26 @@ std::set<std::string>& seen() {
   return s;
 }
 
+// Within a suite whose backend runs at most k ranks here, worlds have at most k ranks (so no case
+// is discarded for its size), and the explicit lower bound of a property still holds.
+TEST(Generators, WorldsFitTheRunningBackend) {
+  std::set<int> sizes;
+  current_max_ranks() = 3;
+  check(200, [&] {
+    const int n = (*rc::gen::arbitrary<WorldShape>()).size();
+    RC_ASSERT(n >= 1 && n <= 3);
+    sizes.insert(n);
+    RC_ASSERT((*gen::world_shape(2, 8)).size() <= 3);
+  });
+  current_max_ranks() = 1;
+  check(50, [] {
+    RC_ASSERT((*rc::gen::arbitrary<WorldShape>()).size() == 1);
+    RC_ASSERT((*gen::world_shape(2, 8)).size() == 2);  // a property needing 2 skips beforehand
+  });
+  current_max_ranks() = unbounded_ranks;
+  EXPECT_EQ(sizes, (std::set<int>{1, 2, 3}));
+}
+
 TEST(Generators, ReachEveryEdgeCase) {
   seen().clear();
   check(1000, [] {

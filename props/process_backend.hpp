@@ -232,10 +232,12 @@ class BackendSuite<ProcessBackend<K>> : public ::testing::Test {
     dist::real::backend_entry(K, "props").prepare(cluster.rank());
     active_ = true;
     current_case_percent() = B::capabilities.case_percent;
+    current_max_ranks() = max_ranks_of<B>();
     run_leader_pid() = cluster.first_pid();
   }
   void TearDown() override {
     current_case_percent() = 100;
+    current_max_ranks() = unbounded_ranks;
     run_leader_pid() = 0;
     if (!active_) return;
     auto& cluster = procs::Cluster::get();
