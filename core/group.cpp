@@ -25,18 +25,12 @@ std::shared_ptr<const std::vector<int>> shared_list(const core::BackendImpl* bac
   return shared && *shared == ranks ? shared : nullptr;
 }
 
-// The same for the rank's own list of `layout`, without making it. A line by rule is checked by
-// its length and ends: the backend's split made it from that rule, and comparing it in full would
-// read the whole line on each of its ranks (512 ranks' worth on each of 65,536).
+// The same for the rank's own list of `layout`, without making it (the backend's split made its
+// list from the layout: Layout::own_made_is).
 std::shared_ptr<const std::vector<int>> shared_line(const core::BackendImpl* backend,
                                                     const core::Layout& layout) {
   auto shared = backend ? backend->shared_members() : nullptr;
-  if (!shared) return nullptr;
-  if (!layout.by_rule()) return layout.own_is(*shared) ? shared : nullptr;
-  const bool ends = shared->size() == static_cast<std::size_t>(layout.size) && !shared->empty() &&
-                    shared->front() == layout.first &&
-                    shared->back() == layout.first + (layout.size - 1) * layout.stride;
-  return ends ? shared : nullptr;
+  return shared && layout.own_made_is(*shared) ? shared : nullptr;
 }
 
 // The state of `group` for queries: null when not distributed.

@@ -30,6 +30,12 @@ bool Layout::own_is(const std::vector<int>& ranks) const {
   return true;
 }
 
+bool Layout::own_made_is(const std::vector<int>& ranks) const {
+  if (!by_rule()) return own_is(ranks);
+  return ranks.size() == static_cast<std::size_t>(size) &&
+         (ranks.empty() || (ranks.front() == first && ranks.back() == first + (size - 1) * stride));
+}
+
 std::uint32_t layout_hash(const std::vector<std::vector<int>>& lists) {
   std::vector<std::uint64_t> flat;
   for (const auto& ranks : lists) {

@@ -39,6 +39,11 @@ struct Layout {
   DIST_API std::vector<int> own() const;
   // Whether `ranks` is this rank's list, compared element by element without making it.
   DIST_API bool own_is(const std::vector<int>& ranks) const;
+  // The same for a list made from this layout (a backend's split, a line an earlier member
+  // brought): by rule, its length and ends only, since a list made from the same rule is the
+  // whole progression and comparing it in full would read the line on each of its ranks (512
+  // ranks' worth on each of 65,536); explicit lists element by element.
+  DIST_API bool own_made_is(const std::vector<int>& ranks) const;
 };
 
 // A hash of explicit lists (new_subgroups_by_enumeration's fingerprint).

@@ -70,8 +70,8 @@ class World {
   // The list a rank brings to a split by `layout` (its own line, number layout.color): the one
   // an earlier member brought when equal, so that a world's lines are made and held once, not
   // once per rank while the split gathers (65,536 ranks on a 512-rank dimension: 128 MiB). A line
-  // by rule is the same when its layout's fingerprint (the rule's parameters), length and first
-  // rank are; explicit lists are compared in full.
+  // by rule is the same when its layout's fingerprint (the rule's parameters), length and ends
+  // are (Layout::own_made_is); explicit lists are compared in full.
   std::shared_ptr<const std::vector<int>> shared_line(const core::Layout& layout);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.
   std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank,

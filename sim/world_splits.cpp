@@ -9,13 +9,9 @@ namespace dist::sim {
 std::shared_ptr<const std::vector<int>> World::shared_line(const core::Layout& layout) {
   std::lock_guard lock(lines_mutex_);
   auto& held = lines_[{layout.hash, layout.color}];
-  if (auto line = held.ranks.lock()) {
-    const bool same = layout.by_rule()
-                          ? held.by_rule && line->size() == static_cast<std::size_t>(layout.size) &&
-                                (line->empty() || line->front() == layout.first)
-                          : !held.by_rule && layout.own_is(*line);
-    if (same) return line;
-  }
+  if (auto line = held.ranks.lock();
+      line && held.by_rule == layout.by_rule() && layout.own_made_is(*line))
+    return line;
   auto line = std::make_shared<const std::vector<int>>(layout.own());
   held = {line, layout.by_rule()};
   return line;

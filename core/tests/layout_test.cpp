@@ -111,6 +111,20 @@ TEST(Layout, ALargeMeshsLineIsComputedNotSearched) {
   EXPECT_FALSE(layout.own_is(line));
   line.pop_back();
   EXPECT_FALSE(layout.own_is(line));
+  // A list made from the rule is checked by its length and ends only.
+  line = layout.list(127);
+  EXPECT_TRUE(layout.own_made_is(line));
+  line.back() += 1;
+  EXPECT_FALSE(layout.own_made_is(line));
+  line = layout.list(126);
+  EXPECT_FALSE(layout.own_made_is(line));
+  line.pop_back();
+  EXPECT_FALSE(layout.own_made_is(line));
+  // Explicit lists in full.
+  const auto listed =
+      dist::core::listed_layout(std::make_shared<const Lists>(Lists{{0, 1, 2}, {3, 4, 5}}), 4);
+  EXPECT_TRUE(listed.own_made_is({3, 4, 5}));
+  EXPECT_FALSE(listed.own_made_is({3, 0, 5}));
 }
 
 }  // namespace
