@@ -139,8 +139,20 @@ bool same_line(std::string readme, std::string printed) {
          printed.compare(printed.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// Whether rank 0's lines of `out` read as `expected` (README lines).
+bool reads_as(const std::vector<std::string>& expected, const std::string& out) {
+  const auto got = rank_lines(out, 0);
+  if (got.size() != expected.size()) return false;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!same_line(expected[i], got[i])) return false;
+  return true;
+}
+
 // The README's "When a real job fails" block: each "$ " command, run here, prints rank 0's lines
-// as shown.
+// as shown. A gloo job is run up to three times: on a loaded machine one rank's timeout can come
+// more than the roll-call window after another's, and the diagnosis then takes its other true
+// form (the late rank counted absent, "(rank 1 is in call #2 (...), which failed there too)"),
+// as SameWords allows. The README shows the form of a run whose ranks time out together.
 TEST(Diagnosis, TheReadmeShowsWhatTheProgramPrints) {
   std::ifstream file(README_PATH);
   std::stringstream text;
@@ -160,7 +172,10 @@ TEST(Diagnosis, TheReadmeShowsWhatTheProgramPrints) {
   for (const auto& [command, expected] : commands) {
     const auto at = command.find("--bug ") + 6;
     const std::string bug = command.substr(at, command.find(' ', at) - at);
-    const auto r = command.find("distrun") != std::string::npos ? on_gloo(bug) : on_sim(bug);
+    const bool real = command.find("distrun") != std::string::npos;
+    auto r = real ? on_gloo(bug) : on_sim(bug);
+    for (int attempt = 1; real && attempt < 3 && !reads_as(expected, r.out); ++attempt)
+      r = on_gloo(bug);
     const auto got = rank_lines(r.out, 0);
     ASSERT_EQ(got.size(), expected.size()) << command << "\n" << r.out;
     for (std::size_t i = 0; i < got.size(); ++i)
