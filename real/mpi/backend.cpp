@@ -19,7 +19,7 @@ namespace {
 // A collective's scratch: `head` bytes of its own (16-aligned) then the caller's input, copied in,
 // then room for its output. Staged regions never overlap, whatever the caller's buffers do.
 struct Staged {
-  std::vector<std::byte> scratch;
+  Scratch scratch;
   std::byte* head = nullptr;
   std::byte* in = nullptr;
   std::byte* out = nullptr;
@@ -35,7 +35,7 @@ Staged stage(const core::Buf* input, const core::Buf* output, std::size_t head =
   const std::size_t out_bytes = output ? output->bytes() : 0;
   const std::size_t in_room = std::max<std::size_t>((in_bytes + 15) / 16 * 16, 16);
   Staged s;
-  s.scratch.resize(head + in_room + out_bytes);
+  s.scratch = Scratch(head + in_room + out_bytes);
   s.head = s.scratch.data();
   s.in = s.head + head;
   s.out = s.in + in_room;
@@ -69,8 +69,8 @@ MpiBackend::MpiBackend(MpiGroupSpec spec) : comm_(std::make_shared<MpiComm>(std:
     tag_limit_ = *upper;
 }
 
-void MpiBackend::await(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
-                       std::vector<std::byte>& scratch) {
+void MpiBackend::await(MPI_Request& request, Clock::time_point deadline,
+                       const std::string& operation, Scratch& scratch) {
   try {
     comm_->wait(request, deadline, operation);
   } catch (...) {
@@ -81,8 +81,7 @@ void MpiBackend::await(MPI_Request& request, Clock::time_point deadline, const s
 }
 
 template <class Post>
-Work MpiBackend::collective(CallKind kind, Post&& post, Finish finish,
-                            std::vector<std::byte> scratch) {
+Work MpiBackend::collective(CallKind kind, Post&& post, Finish finish, Scratch scratch) {
   MpiOperation operation{.kind = core::to_string(kind).data(),
                          .deadline = Clock::now() + comm_->spec().timeout,
                          .finish = std::move(finish),
@@ -294,7 +293,7 @@ std::shared_ptr<core::BackendImpl> MpiBackend::split_by_color(int color, int key
     auto lock = mpi_lock();
     check_mpi(MPI_Ibarrier(comm_->handle(), &request), comm_->where(operation));
   }
-  std::vector<std::byte> none;
+  Scratch none;
   await(request, Clock::now() + comm_->spec().timeout, operation, none);
   if (color < 0) color = MPI_UNDEFINED;
   MPI_Comm child = MPI_COMM_NULL;

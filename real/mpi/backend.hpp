@@ -48,11 +48,10 @@ class MpiBackend final : public core::BackendImpl {
   // Starts collective #n: checks the group, then `post(request)` issues the MPI call under the
   // lock. `finish` runs on completion (with `scratch` kept alive until then).
   template <class Post>
-  Work collective(core::CallKind kind, Post&& post, Finish finish = {},
-                  std::vector<std::byte> scratch = {});
+  Work collective(core::CallKind kind, Post&& post, Finish finish = {}, Scratch scratch = {});
   // Waits for a request of our own (not behind a Work), giving it up with `scratch` on a timeout.
   void await(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
-             std::vector<std::byte>& scratch);
+             Scratch& scratch);
   Work p2p(core::Buf data, int peer, int tag, bool is_send);
   // split and split_groups: one MPI_Comm_split by `color` (-1: in no group) and `key`; `own` is
   // this rank's list, the color is named in the store prefix when `several` groups are made;

@@ -41,7 +41,8 @@ void finish_send(const MpiComm& comm, const MpiOperation& op, const P2PHeader& m
 // An any_source receiver's acknowledgement, sent once the message came and named its sender
 // (who posted the receive of it with the send, so it completes at once).
 void send_late_ack(MpiComm& comm, const MpiOperation& op, const std::byte* ack, int src, int tag) {
-  std::vector<std::byte> bytes(ack, ack + header_size);  // MPI's until the send completes
+  Scratch bytes(header_size);  // MPI's until the send completes
+  std::memcpy(bytes.data(), ack, header_size);
   MPI_Request request = MPI_REQUEST_NULL;
   int code = MPI_SUCCESS;
   {
@@ -95,9 +96,9 @@ Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
   if (!comm_->usable()) comm_->throw_unusable(operation.name());
   const P2PHeader mine{.count = data.count, .dtype = data.dtype};
   // The acknowledgement, then the message: header and payload.
-  operation.scratch.resize(header_size + header_size + data.bytes());
+  operation.scratch = Scratch(header_size + header_size + data.bytes());
   const int n = mpi_count(operation.scratch.size() - header_size, operation.kind);  // bytes
-  std::byte* ack = operation.scratch.data();  // stays put when the vector moves
+  std::byte* ack = operation.scratch.data();  // stays put when the scratch moves
   std::byte* staged = ack + header_size;
   MpiOperation named;  // what an error names
   named.kind = operation.kind;

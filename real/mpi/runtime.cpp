@@ -17,7 +17,7 @@ struct State {
   std::mutex mutex;
   struct Abandoned {
     Requests requests;
-    std::vector<std::byte> scratch;  // freed with the last of them
+    Scratch scratch;  // freed with the last of them
   };
   std::vector<Abandoned> abandoned;
 };
@@ -146,7 +146,7 @@ bool poll_until(std::span<MPI_Request> requests, Clock::time_point deadline, MPI
   }
 }
 
-void abandon(const Requests& requests, std::vector<std::byte> scratch) {
+void abandon(const Requests& requests, Scratch scratch) {
   if (!pending(requests)) return;
   auto lock = mpi_lock();
   drain_abandoned(state());  // frees what completed since

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "real/mpi/scratch.hpp"
+
 namespace dist::real {
 
 using Clock = std::chrono::steady_clock;
@@ -56,8 +58,8 @@ inline bool poll_until(MPI_Request& request, Clock::time_point deadline,
 // scratch memory MPI may still read or write (freed once they all completed). At exit dist waits
 // up to 2 s for such requests; if some never complete, it skips MPI_Finalize (which would block
 // on them) and says so on stderr.
-void abandon(const Requests& requests, std::vector<std::byte> scratch = {});
-inline void abandon(MPI_Request request, std::vector<std::byte> scratch = {}) {
+void abandon(const Requests& requests, Scratch scratch = {});
+inline void abandon(MPI_Request request, Scratch scratch = {}) {
   abandon(Requests{request, MPI_REQUEST_NULL}, std::move(scratch));
 }
 

@@ -21,6 +21,7 @@
 
 #include "core/work_state.hpp"
 #include "real/mpi/communicator.hpp"
+#include "real/mpi/scratch.hpp"
 
 namespace dist::real {
 
@@ -37,7 +38,7 @@ struct MpiOperation {
   bool receive = false;                       // a recv: its first request's status names the sender
   std::optional<Clock::time_point> deadline;  // none: the group's timeout from wait()
   Finish finish;                              // after completion, on the waiting thread
-  std::vector<std::byte> scratch;             // memory MPI uses until completion
+  Scratch scratch;                            // memory MPI uses until completion
 
   // "all_reduce #3", "send to rank 1 (tag 0)"
   std::string name() const;
