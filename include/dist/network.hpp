@@ -64,6 +64,15 @@ struct DIST_API Network {
   // exchange, the middle ranks of a chain) each moves at half the rate the terms above give. With
   // it, memory_gbps is each rank's own instead of shared. dist_calibrate sets it.
   bool half_duplex = false;
+  // Whose collective algorithms are timed, as SMPI's collective selectors model each MPI library's:
+  // NCCL's (above; the presets), or those of Open MPI's non-blocking collectives as dist's mpi
+  // backend calls them, which differ in kind for all_reduce, reduce and reduce_scatter: a binomial
+  // tree of whole buffers up to rank 0 (each round's receivers combining), then all_reduce's
+  // binomial broadcast back down, reduce_scatter's scatter of the shares (all_gather and
+  // all_to_all, each rank to every other, move a ring's and an exchange's bytes; broadcast keeps
+  // the chain). dist_calibrate sets it from the backend it measured.
+  enum class Algorithms { nccl, open_mpi };
+  Algorithms algorithms = Algorithms::nccl;
   // Size-dependent bandwidth within a node, as SMPI's bw-factor (dist_calibrate fits it): a step
   // of an algorithm that moves a message of b bytes (a ring's chunk, size / ranks; a chain's whole
   // buffer; an exchange's share per peer) reaches the rate the terms above give times the factor

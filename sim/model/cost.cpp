@@ -1,73 +1,17 @@
-// The collective algorithms of the network model (docs/prediction.md has the formulas).
+// The collective algorithms of the network model: NCCL's, and where Network::algorithms says so
+// Open MPI's trees (open_mpi.hpp). docs/prediction.md has the formulas.
 #include "sim/model/cost.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
+#include "sim/model/open_mpi.hpp"
+#include "sim/model/terms.hpp"
+
 namespace dist::sim::model {
 
 namespace {
-constexpr double bytes_per_us(double gbps) { return gbps * 1e3; }  // 1 GB/s = 1,000 B/µs
-
-// What the formulas need of a group on a network.
-struct Terms {
-  double p = 1;  // ranks
-  double k = 1;  // the most ranks on one node
-  int nodes = 1;
-  double alpha = 0;      // latency of one step of a ring or chain
-  double ring_rate = 0;  // bytes/µs each rank of a ring sends at
-  double intra = 0;      // one rank's rate within its node (sharing the node's bus)
-  double node_nics = 0;  // the rate of the NICs the group's ranks of one node use together
-  // More ranks than cores on a node: a call's overhead, CPU work every rank does at once on
-  // entering it, takes ranks / cores times longer (the cores are time-shared), and each
-  // latency-bound step also waits `handover` for its receiver to be given a core. The steps'
-  // copies and reductions are not slowed: within a step the ranks sharing a core take turns (one
-  // waits for its data while the other works), and the senders already share the node's rate.
-  double handover = 0;
-  double overhead = 0;  // a call's, µs
-  double reduce = 0;    // bytes/µs a rank combines (0: free)
-  // One step's latency over a link of `latency` µs.
-  double step(double latency) const { return latency + handover; }
-  double hop() const { return step(alpha); }  // a step of a ring or chain
-  // The time to combine `bytes` (0 when reductions are free).
-  double combine(double bytes) const { return reduce > 0 ? bytes / reduce : 0; }
-};
-
-// `senders`: how many of a node's ranks move data at once in the algorithm (they share node_gbps);
-// `step`: the bytes of one of its messages (intra_factors).
-Terms terms(const Network& net, int ranks_per_node, const Placement& at, double size,
-            double senders, double step, bool both_ways) {
-  Terms t;
-  t.p = at.ranks;
-  t.k = std::max(at.most_per_node, 1);
-  t.nodes = at.nodes;
-  t.intra = intra_rate(net);
-  if (net.node_gbps > 0)
-    t.intra = std::min(t.intra, bytes_per_us(net.node_gbps * net.efficiency) / senders);
-  // The memory's rate, like the node's copy rate, is the node's: its senders share it (each
-  // rank's own where a rank's directions share its rate).
-  if (net.memory_gbps > 0 && net.cache_bytes > 0 && size > net.cache_bytes)
-    t.intra = std::min(t.intra, bytes_per_us(net.memory_gbps) / (net.half_duplex ? 1 : senders));
-  t.intra *= size_factor(net.intra_factors, step);
-  if (net.half_duplex && both_ways) t.intra /= 2;
-  t.reduce = net.reduce_gbps > 0 ? bytes_per_us(net.reduce_gbps) : 0;
-  t.node_nics = nic_rate(net, ranks_per_node, t.k);
-  if (at.nodes > 1) {
-    t.alpha = net.nic.latency_us;
-    t.ring_rate = at.most_per_node > 1 ? std::min(t.intra, t.node_nics) : t.node_nics;
-  } else {
-    t.alpha = net.intra.latency_us;
-    t.ring_rate = t.intra;
-  }
-  t.overhead = net.call_overhead_us;
-  if (net.cores_per_node > 0 && t.k > net.cores_per_node) {
-    t.overhead *= t.k / net.cores_per_node;
-    t.handover = net.handover_us;
-  }
-  return t;
-}
-
 Cost all_reduce(const Network& net, const Terms& t, double size) {
   Cost best{t.overhead + 2 * (t.p - 1) * t.hop() + 2 * (t.p - 1) / t.p * size / t.ring_rate +
                 t.combine((t.p - 1) / t.p * size),
@@ -152,12 +96,16 @@ namespace {
 Terms kind_terms(const Network& net, int ranks_per_node, core::CallKind kind, double size,
                  const Placement& where) {
   using K = core::CallKind;
+  const double k = std::max(where.most_per_node, 1);
+  // Open MPI's binomial trees: whole buffers, a rank only sending or only receiving in a round,
+  // half the ranks sending at once in the first.
+  if (net.algorithms == Network::Algorithms::open_mpi && open_mpi_tree(kind))
+    return terms(net, ranks_per_node, where, size, std::max(1.0, std::ceil(k / 2)), size, false);
   const bool chain = kind == K::broadcast || kind == K::reduce;
   const bool whole = chain || kind == K::send || kind == K::recv;  // one message of all the bytes
   const bool linear = kind == K::gather || kind == K::scatter;
   // Who sends and receives in one step: every rank of a ring or an exchange, a chain's middle.
   const bool both_ways = chain ? where.ranks > 2 : !whole && !linear;
-  const double k = std::max(where.most_per_node, 1);
   return terms(net, ranks_per_node, where, size, chain ? std::max(1.0, k - 1) : k,
                whole ? size : size / where.ranks, both_ways);
 }
@@ -178,6 +126,8 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
   using K = core::CallKind;
   if (where.ranks <= 1) return {0, "local"};
   const Terms t = kind_terms(net, ranks_per_node, kind, size, where);
+  if (net.algorithms == Network::Algorithms::open_mpi)
+    if (const auto tree = open_mpi_collective(t, kind, size)) return *tree;
   Cost c;
   switch (kind) {
     case K::all_reduce: c = all_reduce(net, t, size); break;

@@ -75,6 +75,7 @@ void Network::save(const std::string& path) const {
       {"cache_bytes", cache_bytes},
       {"memory_gbps", memory_gbps},
       {"half_duplex", half_duplex},
+      {"algorithms", algorithms == Algorithms::open_mpi ? "open_mpi" : "nccl"},
       {"intra_factors", factors},
       {"nics_per_node", nics_per_node},
       {"nic", to_json(nic)},
@@ -123,6 +124,12 @@ Network Network::load(const std::string& path) {
     take("cache_bytes", n.cache_bytes);
     take("memory_gbps", n.memory_gbps);
     take("half_duplex", n.half_duplex);
+    std::string algorithms = "nccl";
+    take("algorithms", algorithms);
+    if (algorithms != "nccl" && algorithms != "open_mpi")
+      throw InvalidArgument("dist::sim::Network::load: '" + path + "', field 'algorithms': \"" +
+                            algorithms + "\" is neither \"nccl\" nor \"open_mpi\"");
+    n.algorithms = algorithms == "open_mpi" ? Algorithms::open_mpi : Algorithms::nccl;
     field = "intra_factors";
     if (j.contains("intra_factors"))
       for (const auto& f : j.at("intra_factors")) {

@@ -157,6 +157,33 @@ TEST(Predict, AHalfDuplexRankMovesEachDirectionAtHalfItsRate) {
   EXPECT_NEAR(us("broadcast", 1'000'000), 1'000'000 / (500.0 / 3), 1e-6);
 }
 
+// Network::algorithms = open_mpi: all_reduce, reduce and reduce_scatter run as Open MPI's
+// binomial trees of whole buffers; the other collectives keep NCCL's formulas.
+TEST(Predict, OpenMpisTreesMoveWholeBuffersUpAndDown) {
+  Cluster c = predicting(1, 4);  // 1 us a hop, 1 GB/s = 1,000 B/us
+  c.network->reduce_gbps = 1;
+  const auto estimate = [&](const char* kind) { return dist::sim::estimate(c, kind, 1'000'000); };
+  const double gather = estimate("all_gather").us, chain = estimate("broadcast").us;
+  c.network->algorithms = Network::Algorithms::open_mpi;
+  // Two rounds up, each a hop, the buffer and its reduction; all_reduce then two rounds down.
+  EXPECT_NEAR(estimate("reduce").us, 2 * (1 + 1000 + 1000), 1e-6);
+  EXPECT_NEAR(estimate("all_reduce").us, 2 * (1 + 1000 + 1000) + 2 * (1 + 1000), 1e-6);
+  EXPECT_EQ(estimate("all_reduce").algorithm, "binomial");
+  // reduce_scatter: the reduce, then rank 0 sends the three other shares.
+  EXPECT_NEAR(estimate("reduce_scatter").us, 2 * (1 + 1000 + 1000) + 1 + 750, 1e-6);
+  EXPECT_EQ(estimate("reduce_scatter").algorithm, "binomial+linear");
+  EXPECT_DOUBLE_EQ(estimate("all_gather").us, gather);
+  EXPECT_DOUBLE_EQ(estimate("broadcast").us, chain);
+  // On two ranks NCCL's ring moves half the buffer each way; the tree moves all of it there and
+  // back.
+  Cluster two = predicting(1, 2);
+  two.network->reduce_gbps = 1;
+  EXPECT_NEAR(dist::sim::estimate(two, "all_reduce", 1'000'000).us, 2 * 1 + 1000 + 500, 1e-6);
+  two.network->algorithms = Network::Algorithms::open_mpi;
+  EXPECT_NEAR(dist::sim::estimate(two, "all_reduce", 1'000'000).us, 1 + 1000 + 1000 + 1 + 1000,
+              1e-6);
+}
+
 TEST(Predict, MoreRanksThanCoresSlowEachCallsOverheadAndWaitAHandOverPerStep) {
   Cluster c = predicting(1, 4);  // 1 us a hop, 1 GB/s
   c.network->call_overhead_us = 2;
@@ -520,6 +547,7 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   n.reduce_gbps = 3.5;
   n.cache_bytes = 1 << 20;
   n.half_duplex = true;
+  n.algorithms = Network::Algorithms::open_mpi;
   n.intra_factors = {{1024, 0.5}, {65536, 1.5}};
   n.source = "a test";
   n.save(good);
@@ -530,6 +558,7 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   EXPECT_DOUBLE_EQ(back.handover_us, 0.6);
   EXPECT_DOUBLE_EQ(back.cache_bytes, 1 << 20);
   EXPECT_TRUE(back.half_duplex);
+  EXPECT_EQ(back.algorithms, Network::Algorithms::open_mpi);
   EXPECT_DOUBLE_EQ(back.nic.bandwidth_gbps, 0.5);
   ASSERT_EQ(back.intra_factors.size(), 2u);
   EXPECT_DOUBLE_EQ(back.intra_factors[1].bytes, 65536);
@@ -549,6 +578,9 @@ TEST(Predict, ProfilesRoundTripAndBadOnesAreRefused) {
   std::ofstream(bad) << R"({"intra_factors": [{"bytes": 4096}]})";
   EXPECT_THAT([&] { Network::load(bad); },
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("intra_factors[0]")));
+  std::ofstream(bad) << R"({"algorithms": "mpich"})";
+  EXPECT_THAT([&] { Network::load(bad); }, ::testing::ThrowsMessage<dist::InvalidArgument>(
+                                               HasSubstr("'algorithms': \"mpich\"")));
   std::ofstream(bad) << R"({"handover_us": -1})";
   EXPECT_THAT([&] { Network::load(bad); },
               ::testing::ThrowsMessage<dist::InvalidArgument>(HasSubstr("handover_us")));

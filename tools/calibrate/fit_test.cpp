@@ -29,27 +29,35 @@ dist::sim::Network truth() {
   return n;
 }
 
+// With NCCL's algorithms and with Open MPI's (as dist_calibrate fits an mpi backend's points).
 TEST(CalibrateFit, RecoversTheTimesOfAKnownNetwork) {
-  const dist::sim::Network known = truth();
-  std::vector<cal::Point> points;
-  for (const auto& kind : cal::kinds())
-    for (double bytes = 8; bytes <= 64.0 * (1 << 20); bytes *= 4) {
-      cal::Point p{kind, 2, bytes, 0, 1};
-      p.us = cal::model_us(known, p);
-      points.push_back(p);
-    }
-  dist::sim::Network start;
-  start.cores_per_node = 2;  // kept, not fitted
-  start.half_duplex = true;
-  start.node_gbps = known.node_gbps;  // measured, not fitted
-  const cal::Fit fit = cal::fit_network(start, points);
-  EXPECT_EQ(fit.points, static_cast<int>(points.size()));
-  EXPECT_EQ(fit.network.cores_per_node, 2);
-  ASSERT_EQ(fit.network.intra_factors.size(), known.intra_factors.size());
-  EXPECT_LT(fit.rms_log_error, 0.05);
-  for (const cal::Point& p : points)
-    EXPECT_NEAR(cal::model_us(fit.network, p) / p.us, 1.0, 0.15)
-        << p.kind << " of " << p.bytes << " bytes";
+  using Algorithms = dist::sim::Network::Algorithms;
+  for (const Algorithms algorithms : {Algorithms::nccl, Algorithms::open_mpi}) {
+    dist::sim::Network known = truth();
+    known.algorithms = algorithms;
+    std::vector<cal::Point> points;
+    for (const auto& kind : cal::kinds())
+      for (double bytes = 8; bytes <= 64.0 * (1 << 20); bytes *= 4) {
+        cal::Point p{kind, 2, bytes, 0, 1};
+        p.us = cal::model_us(known, p);
+        points.push_back(p);
+      }
+    dist::sim::Network start;
+    start.cores_per_node = 2;  // kept, not fitted
+    start.half_duplex = true;
+    start.algorithms = algorithms;
+    start.node_gbps = known.node_gbps;  // measured, not fitted
+    const cal::Fit fit = cal::fit_network(start, points);
+    const bool nccl = algorithms == Algorithms::nccl;
+    EXPECT_EQ(fit.points, static_cast<int>(points.size())) << nccl;
+    EXPECT_EQ(fit.network.cores_per_node, 2);
+    EXPECT_EQ(fit.network.algorithms, algorithms);
+    ASSERT_EQ(fit.network.intra_factors.size(), known.intra_factors.size());
+    EXPECT_LT(fit.rms_log_error, 0.05) << nccl;
+    for (const cal::Point& p : points)
+      EXPECT_NEAR(cal::model_us(fit.network, p) / p.us, 1.0, 0.15)
+          << p.kind << " of " << p.bytes << " bytes, nccl " << nccl;
+  }
 }
 
 // Points measured on a loaded machine (a CI run of bench_calibrate_gloo: 2 gloo processes beside

@@ -277,6 +277,8 @@ int calibrate(const Args& a) {
   start.efficiency = 1.0;          // one node: the fitted bandwidth is already the effective rate
   start.half_duplex = true;        // a process copies what it sends and receives on one thread
   start.node_gbps = m.node_copy_gbps;  // measured: two ranks' points cannot place it
+  // Open MPI's binomial trees where its algorithm differs from NCCL's (dist's mpi backend).
+  if (m.backend == "mpi") start.algorithms = dist::sim::Network::Algorithms::open_mpi;
   const cal::Fit fit = cal::fit_network(start, fitted);
   dist::sim::Network net = fit.network;
   double smallest = fitted.front().bytes, largest = smallest;
