@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -37,9 +38,8 @@ class RawSocket {
     fd_ = -1;
   }
   bool connected() const { return connected_; }
-  void send(const std::string& bytes) {
-    (void)!::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  }
+  void send(const std::string& bytes) { send(bytes.data(), bytes.size()); }
+  void send(const char* data, std::size_t size) { (void)!::send(fd_, data, size, MSG_NOSIGNAL); }
   // Whether the server closed the connection within `timeout` (reads until EOF or error).
   bool closed_by_server(std::chrono::milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;
