@@ -1,6 +1,7 @@
 // The scratch pool: at most pooled_blocks blocks of at least pooled_from bytes, none above
-// pooled_up_to; a request takes the smallest kept block that holds it if that block is at most
-// twice the request (a 64 MiB block does not serve a 64 KiB call), else a new block.
+// pooled_up_to, pooled_bytes in all (the oldest go first); a request takes the smallest kept block
+// that holds it if that block is at most twice the request (a 64 MiB block does not serve a 64 KiB
+// call), else a new block.
 #include "real/mpi/scratch.hpp"
 
 #include <cstring>
@@ -12,7 +13,8 @@ namespace dist::real {
 
 namespace {
 constexpr std::size_t pooled_from = std::size_t{64} << 10;
-constexpr std::size_t pooled_up_to = std::size_t{1} << 30;
+constexpr std::size_t pooled_up_to = std::size_t{512} << 20;
+constexpr std::size_t pooled_bytes = std::size_t{512} << 20;
 constexpr std::size_t pooled_blocks = 4;
 
 struct Kept {
@@ -23,7 +25,8 @@ struct Kept {
 struct Pool {
   Pool() { kept.reserve(pooled_blocks); }  // give_back never allocates
   std::mutex mutex;
-  std::vector<Kept> kept;  // at most pooled_blocks
+  std::vector<Kept> kept;  // at most pooled_blocks, oldest first
+  std::size_t bytes = 0;   // their capacities
 };
 
 // Never destroyed: Works given up at exit (abandon) free their scratch after static destructors.
@@ -44,6 +47,7 @@ std::unique_ptr<std::byte[]> take(std::size_t bytes, std::size_t& capacity) {
     if (best != p.kept.end()) {
       auto block = std::move(best->block);
       capacity = best->capacity;
+      p.bytes -= capacity;
       p.kept.erase(best);
       return block;
     }
@@ -55,12 +59,15 @@ std::unique_ptr<std::byte[]> take(std::size_t bytes, std::size_t& capacity) {
 void give_back(std::unique_ptr<std::byte[]> block, std::size_t capacity) {
   if (capacity < pooled_from || capacity > pooled_up_to) return;
   Pool& p = pool();
-  std::unique_ptr<std::byte[]> dropped;  // freed outside the lock
+  std::vector<std::unique_ptr<std::byte[]>> dropped;  // freed outside the lock
+  dropped.reserve(pooled_blocks);
   std::lock_guard lock(p.mutex);
-  if (p.kept.size() == pooled_blocks) {  // the oldest goes
-    dropped = std::move(p.kept.front().block);
+  while (p.kept.size() == pooled_blocks || p.bytes + capacity > pooled_bytes) {  // oldest first
+    dropped.push_back(std::move(p.kept.front().block));
+    p.bytes -= p.kept.front().capacity;
     p.kept.erase(p.kept.begin());
   }
+  p.bytes += capacity;
   p.kept.push_back({std::move(block), capacity});
 }
 }  // namespace
@@ -103,7 +110,7 @@ ScratchPoolStats scratch_pool_stats() {
   std::lock_guard lock(p.mutex);
   ScratchPoolStats s;
   s.blocks = p.kept.size();
-  for (const Kept& k : p.kept) s.bytes += k.capacity;
+  s.bytes = p.bytes;
   return s;
 }
 

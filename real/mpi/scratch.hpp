@@ -1,9 +1,10 @@
 // Scratch: the memory a collective or a message stages the caller's bytes in, owned by its Work
 // until MPI completes. Two costs of a plain std::vector<std::byte> are left out:
 // - zeroing: every byte MPI reads was copied in first, and every byte copied out MPI wrote;
-// - fresh pages: a block of 64 KiB or more goes back to a small process-wide pool when its call
-//   completes, and the next call of a similar size takes it, instead of mapping and faulting in
-//   new pages (glibc maps large blocks afresh each time and unmaps them on free).
+// - fresh pages: a block of 64 KiB to 512 MiB goes back to a small process-wide pool (four blocks,
+//   512 MiB in all) when its call completes, and the next call of a similar size takes it, instead
+//   of mapping and faulting in new pages (glibc maps large blocks afresh each time and unmaps them
+//   on free).
 #pragma once
 
 #include <cstddef>

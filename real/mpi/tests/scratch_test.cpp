@@ -1,6 +1,6 @@
 // The mpi backend's scratch: blocks of 64 KiB or more are kept for the next call of a similar size
-// (at most four, none above 1 GiB), smaller ones are freed, and a copy has its own bytes. The pool
-// is the process's: each test uses sizes no other test keeps.
+// (at most four and 512 MiB, none above 512 MiB), smaller ones are freed, and a copy has its own
+// bytes. The pool is the process's: each test uses sizes no other test keeps.
 #include "real/mpi/scratch.hpp"
 
 #include <gtest/gtest.h>
@@ -36,7 +36,7 @@ TEST(Scratch, ABlockMoreThanTwiceTheCallIsLeftForALargerOne) {
 TEST(Scratch, SmallAndHugeBlocksAreFreedNotKept) {
   const auto before = scratch_pool_stats();
   { Scratch small(16 * KiB); }
-  { Scratch huge(std::size_t{1} << 31); }  // not touched: only its addresses are reserved
+  { Scratch huge(std::size_t{600} << 20); }  // not touched: only its addresses are reserved
   const auto after = scratch_pool_stats();
   EXPECT_EQ(after.blocks, before.blocks);
   EXPECT_EQ(after.bytes, before.bytes);
@@ -47,6 +47,13 @@ TEST(Scratch, ThePoolKeepsAtMostFourBlocks) {
   const auto stats = scratch_pool_stats();
   EXPECT_EQ(stats.blocks, 4u);
   EXPECT_EQ(stats.bytes, (200 + 201 + 202 + 203) * KiB);  // the four freed last: d, c, b, a
+}
+
+TEST(Scratch, ThePoolHoldsAtMost512MiB) {
+  { Scratch a(200 * MiB), b(201 * MiB), c(202 * MiB); }  // not touched: addresses only
+  const auto stats = scratch_pool_stats();
+  EXPECT_LE(stats.bytes, 512 * MiB);
+  EXPECT_GE(stats.bytes, (201 + 200) * MiB);  // the two freed last: b, a
 }
 
 TEST(Scratch, ACopyHasItsOwnBytesAndAMoveTakesTheBlock) {
