@@ -93,13 +93,18 @@ double nic_rate(const Network& net, int ranks_per_node, double ranks) {
 namespace {
 // A chain's last rank only receives: one sender fewer than the node's ranks (the root alone on two
 // ranks); every rank of a ring or an exchange sends at once.
+// Whether `kind` runs as one of Open MPI's binomial trees on `net` (open_mpi.hpp).
+bool as_open_mpi_tree(const Network& net, core::CallKind kind) {
+  return net.algorithms == Network::Algorithms::open_mpi && open_mpi_tree(kind);
+}
+
 Terms kind_terms(const Network& net, int ranks_per_node, core::CallKind kind, double size,
                  const Placement& where) {
   using K = core::CallKind;
   const double k = std::max(where.most_per_node, 1);
   // Open MPI's binomial trees: whole buffers, a rank only sending or only receiving in a round,
   // half the ranks sending at once in the first.
-  if (net.algorithms == Network::Algorithms::open_mpi && open_mpi_tree(kind))
+  if (as_open_mpi_tree(net, kind))
     return terms(net, ranks_per_node, where, size, std::max(1.0, std::ceil(k / 2)), size, false);
   const bool chain = kind == K::broadcast || kind == K::reduce;
   const bool whole = chain || kind == K::send || kind == K::recv;  // one message of all the bytes
@@ -126,8 +131,7 @@ Cost collective(const Network& net, int ranks_per_node, core::CallKind kind, dou
   using K = core::CallKind;
   if (where.ranks <= 1) return {0, "local"};
   const Terms t = kind_terms(net, ranks_per_node, kind, size, where);
-  if (net.algorithms == Network::Algorithms::open_mpi)
-    if (const auto tree = open_mpi_collective(t, kind, size)) return *tree;
+  if (as_open_mpi_tree(net, kind)) return open_mpi_collective(t, kind, size);
   Cost c;
   switch (kind) {
     case K::all_reduce: c = all_reduce(net, t, size); break;

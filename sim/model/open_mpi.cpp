@@ -13,18 +13,16 @@ bool open_mpi_tree(core::CallKind kind) {
   return kind == K::all_reduce || kind == K::reduce || kind == K::reduce_scatter;
 }
 
-std::optional<Cost> open_mpi_collective(const Terms& t, core::CallKind kind, double size) {
+Cost open_mpi_collective(const Terms& t, core::CallKind kind, double size) {
   using K = core::CallKind;
-  if (!open_mpi_tree(kind)) return std::nullopt;
   const double rounds = std::ceil(std::log2(t.p));
   const double up = rounds * (t.hop() + size / t.ring_rate + t.combine(size));
   switch (kind) {
     case K::all_reduce:
-      return Cost{t.overhead + up + rounds * (t.hop() + size / t.ring_rate), "binomial"};
-    case K::reduce: return Cost{t.overhead + up, "binomial"};
-    default:
-      return Cost{t.overhead + up + t.hop() + (t.p - 1) / t.p * size / t.ring_rate,
-                  "binomial+linear"};
+      return {t.overhead + up + rounds * (t.hop() + size / t.ring_rate), "binomial"};
+    case K::reduce: return {t.overhead + up, "binomial"};
+    default:  // reduce_scatter
+      return {t.overhead + up + t.hop() + (t.p - 1) / t.p * size / t.ring_rate, "binomial+linear"};
   }
 }
 

@@ -3,8 +3,6 @@
 // (docs/prediction.md).
 #pragma once
 
-#include <optional>
-
 #include "core/calls/call.hpp"
 #include "sim/model/cost.hpp"
 #include "sim/model/terms.hpp"
@@ -14,9 +12,9 @@ namespace dist::sim::model {
 // Whether Open MPI runs `kind` as a binomial tree of whole buffers (open_mpi_collective times it).
 bool open_mpi_tree(core::CallKind kind);
 
-// The time of `kind` moving `size` bytes (counted as collective() counts them) on the terms `t`
-// of its group, where Open MPI's algorithm is a binomial tree; nullopt where its volumes are the
-// ring's, the exchange's or the chain's of NCCL's formulas.
-std::optional<Cost> open_mpi_collective(const Terms& t, core::CallKind kind, double size);
+// The time of `kind` (one open_mpi_tree accepts) moving `size` bytes (counted as collective()
+// counts them) on the terms `t` of its group. The other kinds' volumes are the ring's, the
+// exchange's or the chain's of NCCL's formulas.
+Cost open_mpi_collective(const Terms& t, core::CallKind kind, double size);
 
 }  // namespace dist::sim::model
