@@ -1,9 +1,10 @@
-// The scratch pool: at most pooled_blocks blocks of at least pooled_from bytes, none above
-// pooled_up_to, pooled_bytes in all (the oldest go first); a request takes the smallest kept block
+// The scratch pool: at most pooled_blocks blocks of at least pooled_from bytes, pooled_bytes in
+// all (the oldest go first; a larger block is not kept); a request takes the smallest kept block
 // that holds it if that block is at most twice the request (a 64 MiB block does not serve a 64 KiB
 // call), else a new block.
 #include "real/mpi/scratch.hpp"
 
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -13,7 +14,6 @@ namespace dist::real {
 
 namespace {
 constexpr std::size_t pooled_from = std::size_t{64} << 10;
-constexpr std::size_t pooled_up_to = std::size_t{512} << 20;
 constexpr std::size_t pooled_bytes = std::size_t{512} << 20;
 constexpr std::size_t pooled_blocks = 4;
 
@@ -23,7 +23,7 @@ struct Kept {
 };
 
 struct Pool {
-  Pool() { kept.reserve(pooled_blocks); }  // give_back never allocates
+  Pool() { kept.reserve(pooled_blocks); }  // give_back allocates nothing
   std::mutex mutex;
   std::vector<Kept> kept;  // at most pooled_blocks, oldest first
   std::size_t bytes = 0;   // their capacities
@@ -36,7 +36,7 @@ Pool& pool() {
 }
 
 std::unique_ptr<std::byte[]> take(std::size_t bytes, std::size_t& capacity) {
-  if (bytes >= pooled_from && bytes <= pooled_up_to) {
+  if (bytes >= pooled_from && bytes <= pooled_bytes) {
     Pool& p = pool();
     std::lock_guard lock(p.mutex);
     auto best = p.kept.end();
@@ -57,13 +57,13 @@ std::unique_ptr<std::byte[]> take(std::size_t bytes, std::size_t& capacity) {
 }
 
 void give_back(std::unique_ptr<std::byte[]> block, std::size_t capacity) {
-  if (capacity < pooled_from || capacity > pooled_up_to) return;
+  if (capacity < pooled_from || capacity > pooled_bytes) return;
   Pool& p = pool();
-  std::vector<std::unique_ptr<std::byte[]>> dropped;  // freed outside the lock
-  dropped.reserve(pooled_blocks);
+  std::array<std::unique_ptr<std::byte[]>, pooled_blocks> dropped;  // freed outside the lock
+  std::size_t drops = 0;
   std::lock_guard lock(p.mutex);
   while (p.kept.size() == pooled_blocks || p.bytes + capacity > pooled_bytes) {  // oldest first
-    dropped.push_back(std::move(p.kept.front().block));
+    dropped[drops++] = std::move(p.kept.front().block);
     p.bytes -= p.kept.front().capacity;
     p.kept.erase(p.kept.begin());
   }
