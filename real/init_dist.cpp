@@ -44,7 +44,8 @@ std::vector<std::vector<int>> node_layout(const std::vector<std::tuple<std::stri
     for (const auto& [local, rank] : members) locals.push_back(local);
     std::sort(locals.begin(), locals.end());
     bool consistent = true;
-    for (std::size_t i = 0; i < locals.size(); ++i) consistent = consistent && locals[i] == static_cast<int>(i);
+    for (std::size_t i = 0; i < locals.size(); ++i)
+      consistent = consistent && locals[i] == static_cast<int>(i);
     if (consistent) std::sort(members.begin(), members.end());
     std::vector<int> ranks;
     for (const auto& [local, rank] : members) ranks.push_back(rank);
@@ -63,6 +64,9 @@ void create_local_group(const core::LaunchInfo& info) {
     if (member) mine = group.state();
   }
   core::current_context()->local = mine;
+  std::vector<std::string> hosts;  // errors say where a rank is
+  for (const auto& [name, local] : all) hosts.push_back(name.substr(0, name.find('/')));
+  core::set_hosts(*core::current_context()->world->backend, std::move(hosts));
   // The user's first collective is #1 in errors, whatever init_dist called before it.
   core::restart_numbering(*core::current_context()->world->backend);
 }

@@ -76,6 +76,7 @@ class CallLayer final : public BackendImpl {
                                           const std::vector<int>& ranks, const std::string& suffix,
                                           std::chrono::milliseconds own_timeout = {});
   // A new key too: a status published before the restart must not read as the new calls.
+  CallLog& log() const { return *site_->log; }
   void restart_numbering() {
     seq_ = 0;
     chain_ = 0;
@@ -331,6 +332,10 @@ std::shared_ptr<BackendImpl> with_group_call_layer(BackendImpl& parent,
 
 void restart_numbering(BackendImpl& backend) {
   if (auto* layer = dynamic_cast<CallLayer*>(&backend)) layer->restart_numbering();
+}
+
+void set_hosts(BackendImpl& backend, std::vector<std::string> hosts) {
+  if (auto* layer = dynamic_cast<CallLayer*>(&backend)) layer->log().set_hosts(std::move(hosts));
 }
 
 BackendImpl& without_call_layer(BackendImpl& backend) {

@@ -41,6 +41,9 @@ DIST_API std::shared_ptr<BackendImpl> with_group_call_layer(BackendImpl& parent,
 // Numbers the group's next collective #1 again: init_dist calls it once its own collectives are
 // done, so the user's first call is #1 (nothing when `backend` has no call layer).
 DIST_API void restart_numbering(BackendImpl& backend);
+// Tells a backend under the call layer each world rank's host (errors then say where a rank is);
+// other backends ignore it.
+DIST_API void set_hosts(BackendImpl& backend, std::vector<std::string> hosts);
 // The backend under the call layer (`backend` itself when it has none).
 DIST_API BackendImpl& without_call_layer(BackendImpl& backend);
 

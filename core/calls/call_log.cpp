@@ -63,6 +63,17 @@ void CallLog::add_members(const std::string& key, std::vector<int> world_ranks) 
   members_.emplace_back(key, std::move(world_ranks));
 }
 
+void CallLog::set_hosts(std::vector<std::string> hosts) {
+  std::lock_guard lock(hosts_mutex_);
+  hosts_ = std::move(hosts);
+}
+
+std::string CallLog::host_suffix(int world_rank) const {
+  std::lock_guard lock(hosts_mutex_);
+  if (world_rank < 0 || static_cast<std::size_t>(world_rank) >= hosts_.size()) return "";
+  return " on " + hosts_[static_cast<std::size_t>(world_rank)];
+}
+
 std::string CallLog::desync_text() const {
   std::lock_guard lock(desync_mutex_);
   return desync_;

@@ -52,6 +52,11 @@ struct CallLog {
   [[noreturn]] void throw_desync();
   static constexpr std::chrono::milliseconds desync_linger{5000};
 
+  // Each world rank's host, when the launcher gathered them (init_dist), so errors say where a
+  // rank is; host_suffix(r) is " on <host>" then, else "".
+  void set_hosts(std::vector<std::string> hosts);
+  std::string host_suffix(int world_rank) const;
+
   FlightRecorder recorder;
   const std::shared_ptr<Store> store;  // null: no diagnosis through a store, no publisher
   const int world_size;
@@ -70,6 +75,8 @@ struct CallLog {
 
   mutable std::mutex groups_mutex_;
   std::vector<std::pair<std::string, std::vector<int>>> members_;
+  mutable std::mutex hosts_mutex_;
+  std::vector<std::string> hosts_;
   std::atomic<bool> desync_found_{false};
   std::atomic<bool> lingered_{false};  // throw_desync kept the store up once already
   mutable std::mutex desync_mutex_;

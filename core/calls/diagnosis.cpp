@@ -126,7 +126,7 @@ std::string seconds_ago(std::int64_t then_us, std::int64_t now_us) {
 // arrived ...").
 std::string absent_text(const std::vector<int>& absent,
                         const std::vector<std::vector<CallRecord>>& records,
-                        const std::string& group) {
+                        const std::string& group, std::uint64_t current_seq) {
   struct Phrase {
     std::string text;  // for one rank, without its "rank N"
     std::vector<int> ranks;
@@ -135,7 +135,7 @@ std::string absent_text(const std::vector<int>& absent,
   std::vector<Phrase> phrases;
   const std::int64_t now = wall_clock_us();
   for (std::size_t i = 0; i < absent.size(); ++i) {
-    const std::string text = describe_absent({absent[i]}, records[i], group, now);
+    const std::string text = describe_absent({absent[i]}, records[i], group, now, current_seq);
     const std::string body = text.substr(text.find(' ', 5));
     auto it = std::find_if(phrases.begin(), phrases.end(),
                            [&](const Phrase& p) { return p.text == body; });
@@ -144,8 +144,25 @@ std::string absent_text(const std::vector<int>& absent,
   }
   std::string out;
   for (const Phrase& p : phrases)
-    out += (out.empty() ? "" : "; ") + describe_absent(p.ranks, records[p.first], group, now);
+    out += (out.empty() ? "" : "; ") +
+           describe_absent(p.ranks, records[p.first], group, now, current_seq);
   return out;
+}
+
+// The store's host that did not answer the roll call, by what a fresh connection to it found.
+std::string store_host_text(const CallLog& log, Store::HostReach reach) {
+  const int host = log.store->host_rank();
+  const std::string who = "the store's host, rank " + std::to_string(host) + log.host_suffix(host);
+  switch (reach) {
+    case Store::HostReach::silent:
+      return who + ", is unreachable: its host does not answer at the network level (cut off " +
+             "from this host by a partition, or down)";
+    case Store::HostReach::refused:
+      return who + ", has exited (its host refuses connections to the store's port)";
+    case Store::HostReach::accepting:
+    case Store::HostReach::unknown: break;
+  }
+  return who + ", is unresponsive (is that process stopped or hung?)";
 }
 
 std::string roll_key(const GroupSite& site, std::uint64_t seq) {
@@ -154,7 +171,8 @@ std::string roll_key(const GroupSite& site, std::uint64_t seq) {
 }  // namespace
 
 std::string describe_absent(const std::vector<int>& ranks, const std::vector<CallRecord>& records,
-                            const std::string& group, std::int64_t now_us) {
+                            const std::string& group, std::int64_t now_us,
+                            std::uint64_t current_seq) {
   const bool one = ranks.size() == 1;
   const std::string who = ranks_phrase(ranks);
   if (records.empty())
@@ -165,6 +183,17 @@ std::string describe_absent(const std::vector<int>& ranks, const std::vector<Cal
                                ? "call #" + std::to_string(r.seq) + " (" + describe(r.call) + ")"
                                : describe(r);
   const std::string is = one ? " is in " : " are in ";
+  // Calls of this group after the record's completed here, and needed these ranks: what they
+  // published is old news (their status stopped reaching the store), so say only that.
+  const bool stale =
+      r.group_key == group && r.seq > 0 && current_seq > 0 &&
+      (r.state == CallState::completed ? r.seq + 1 < current_seq : r.seq < current_seq);
+  if (stale)
+    return who + (one ? " was" : " were") + " last heard of in " + call + ", " +
+           seconds_ago(r.state == CallState::completed ? r.ended_us : r.posted_us, now_us) +
+           " ago (calls up to #" + std::to_string(current_seq - 1) + " completed with " +
+           (one ? "it" : "them") + " since: " + (one ? "its" : "their") +
+           " status stopped reaching the store)";
   switch (r.state) {
     case CallState::posted: return who + is + call + " since " + seconds_ago(r.posted_us, now_us);
     case CallState::failed: return who + is + call + ", which failed there too";
@@ -195,7 +224,7 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
     if (const CallRecord* r = find_call(published[i], site.key, mine.seq))
       calls.push_back({roll.absent[i], *r});
   const std::string absent =
-      roll.absent.empty() ? "" : absent_text(roll.absent, published, site.key);
+      roll.absent.empty() ? "" : absent_text(roll.absent, published, site.key, mine.seq);
   throw_if_desync(site, mine.seq, std::move(calls), absent);
   throw_if_behind_and_desync(site, mine, roll.absent, published, absent);
   throw_if_desync_published(log);
@@ -205,9 +234,7 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
                         : absent + "; " + ranks_phrase(waiting) +
                               (waiting.size() == 1 ? " waits" : " wait") + " in call #" +
                               std::to_string(mine.seq) + " (" + describe(mine.call) + ")";
-  if (roll.host_unresponsive)
-    why = "the store's host, rank " + std::to_string(log.store->host_rank()) +
-          ", is unresponsive (is that process stopped or hung?)";
+  if (roll.host_unresponsive) why = store_host_text(log, roll.host_reach);
   throw TimeoutError(timed_out + ": " + why + "\n  (" + detail + ")", roll.absent);
 }
 

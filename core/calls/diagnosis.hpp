@@ -24,8 +24,11 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
 
 // How ranks that did not answer are described ("rank 3 completed call #4 (barrier()) 1.2 s ago
 // and has not called since"), from the first one's published records (newest last; none: it
-// never published). `group` is the failed call's group key; `now_us` on the wall clock.
+// never published). `group` is the failed call's group key and `current_seq` its number there
+// (0: unknown); a record older than the calls that completed with these ranks since is stated as
+// such ("last heard of in call #35 ..."). `now_us` on the wall clock.
 std::string describe_absent(const std::vector<int>& ranks, const std::vector<CallRecord>& records,
-                            const std::string& group, std::int64_t now_us);
+                            const std::string& group, std::int64_t now_us,
+                            std::uint64_t current_seq = 0);
 
 }  // namespace dist::core

@@ -1,6 +1,7 @@
 // roll_call: one key per member under the collective's key; answers are polled with missing() (a
 // bounded number of requests per poll), so a store whose host is gone ends the roll call at once,
-// keeping the answers already seen, and a frozen host is named after one window. The store's host
+// keeping the answers already seen, and a frozen host is named after one window (stopped, exited or
+// cut off, by what a fresh connection to it finds). The store's host
 // stays a moment after hearing everyone, so the others can read the last answers before its process
 // (and the store) may go.
 #include "core/store/roll_call.hpp"
@@ -19,6 +20,8 @@ constexpr auto poll_interval = std::chrono::milliseconds(10);
 constexpr auto host_linger = 5 * poll_interval;
 // What one poll may take at least: a million members' keys take a loaded machine a second or two.
 constexpr auto least_query_budget = std::chrono::milliseconds(3000);
+// How long a fresh connection to a silent store's host is given to say whether it is alive.
+constexpr auto reach_budget = std::chrono::milliseconds(500);
 }  // namespace
 
 std::string roll_call_answer_key(const std::string& key, int rank) {
@@ -47,6 +50,7 @@ RollCall host_unresponsive(const Store& store, const std::vector<int>& members,
   if (host >= 0 && !store.hosted_here() &&
       std::find(members.begin(), members.end(), host) != members.end()) {
     result.host_unresponsive = true;
+    result.host_reach = store.reach_host(reach_budget);
     result.absent = {host};
   } else {
     result.absent = ranks_of(pending);

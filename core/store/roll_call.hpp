@@ -19,6 +19,9 @@ struct RollCall {
   // The store's host (another process) did not answer within the window: it is frozen or hung,
   // and `absent` names it alone, since the others could not be heard.
   bool host_unresponsive = false;
+  // Then, what a fresh connection to that host found (Store::reach_host): a stopped process, one
+  // that exited, or a host cut off.
+  Store::HostReach host_reach = Store::HostReach::unknown;
 };
 
 // How long the real backends wait for answers after a failed collective: 3 s, or the group's

@@ -74,6 +74,8 @@ std::vector<std::string> Store::missing(const std::vector<std::string>& keys,
   return do_missing(keys, timeout);
 }
 
+Store::HostReach Store::reach_host(std::chrono::milliseconds) const { return HostReach::unknown; }
+
 void Store::do_set_within(const std::string& key, const Bytes& value, std::chrono::milliseconds) {
   do_set(key, value);
 }
@@ -153,8 +155,7 @@ void throw_timeout(std::string_view store, std::chrono::milliseconds timeout,
   std::string message = std::string(store) + ": timed out after " +
                         std::to_string(timeout.count()) + " ms waiting for key" +
                         (missing.size() == 1 ? " " : "s ");
-  for (std::size_t i = 0; i < missing.size(); ++i)
-    message += (i ? ", '" : "'") + missing[i] + "'";
+  for (std::size_t i = 0; i < missing.size(); ++i) message += (i ? ", '" : "'") + missing[i] + "'";
   throw TimeoutError(message);
 }
 

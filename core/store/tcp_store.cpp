@@ -105,15 +105,16 @@ TCPStore::TCPStore(const TcpStoreOptions& options) : impl_(std::make_unique<Impl
                           " bytes; at most " + std::to_string(max_hello / 2) + " are allowed");
   const auto start = Clock::now();
   if (o.is_server) {
-    impl_->server =
-        std::make_unique<TcpStoreServer>(o.host, o.port,
-                                         core::TcpStoreServerOptions{.max_message = o.max_message,
-                                                                     .max_value = o.max_value,
-                                                                     .max_total = o.max_total,
-                                                                     .max_keys = o.max_keys,
-                                                                     .idle_timeout = o.idle_timeout,
-                                                                     .secret = o.secret,
-                                                                     .world_size = o.world_size});
+    impl_->server = std::make_unique<TcpStoreServer>(
+        o.host, o.port,
+        core::TcpStoreServerOptions{.max_message = o.max_message,
+                                    .max_value = o.max_value,
+                                    .max_total = o.max_total,
+                                    .max_keys = o.max_keys,
+                                    .idle_timeout = o.idle_timeout,
+                                    .secret = o.secret,
+                                    .world_size = o.world_size,
+                                    .members_only_prefix = o.rank >= 0 ? "calls/" : ""});
     o.port = impl_->server->port();
   }
   set_timeout(o.timeout);
@@ -143,6 +144,23 @@ const std::string& TCPStore::host() const { return impl_->options.host; }
 const TcpStoreServer* TCPStore::server() const { return impl_->server.get(); }
 int TCPStore::host_rank() const { return impl_->options.server_rank; }
 bool TCPStore::hosted_here() const { return impl_->server != nullptr; }
+
+Store::HostReach TCPStore::reach_host(std::chrono::milliseconds timeout) const {
+  if (hosted_here()) return HostReach::unknown;
+  asio::io_context io;
+  asio::ip::tcp::resolver resolver(io);
+  std::error_code ec;
+  const auto found = resolver.resolve(impl_->options.host, std::to_string(impl_->options.port), ec);
+  if (ec || found.empty()) return HostReach::unknown;
+  asio::ip::tcp::socket socket(io);
+  std::error_code result = asio::error::would_block;
+  socket.async_connect(found.begin()->endpoint(), [&](std::error_code e) { result = e; });
+  io.run_for(timeout);
+  if (result == asio::error::would_block) return HostReach::silent;  // no SYN-ACK, no RST
+  if (!result) return HostReach::accepting;  // closed at once: the server drops it unanswered
+  if (result == asio::error::connection_refused) return HostReach::refused;
+  return HostReach::silent;  // host or network unreachable
+}
 
 void TCPStore::do_set(const std::string& key, const Bytes& value) {
   do_set_within(key, value, timeout());

@@ -1,13 +1,17 @@
 // TcpStoreClient: a TCPStore's connection to its server: connects (retrying until the deadline
-// while the server is not up), says hello, and runs one request at a time (under a mutex) on a
-// private io_context with a deadline; a timed-out or broken connection is closed and
-// re-established by the next request.
+// while the server is not up), says hello, and runs one request at a time (under a mutex that a
+// request waits for only until its own deadline) on a private io_context with a deadline; a
+// timed-out or broken connection is closed and re-established by a later request. Once a request
+// got no answer, or a reconnect failed, requests fail at once with that failure for a short
+// backoff (so threads sharing a store that is gone do not each spend a budget on it), then one
+// tries again.
 #pragma once
 
 #include <algorithm>
 #include <asio.hpp>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -22,6 +26,9 @@ using Clock = std::chrono::steady_clock;
 // How long a client tries to reconnect after losing an established connection (the server's
 // host has usually exited then; c10d does not reconnect at all).
 inline constexpr std::chrono::seconds reconnect_budget{2};
+// After a failure, requests fail at once for this long, doubling at each failure up to the most.
+inline constexpr std::chrono::milliseconds first_backoff{250};
+inline constexpr std::chrono::milliseconds most_backoff{2000};
 
 inline std::string ms_text(Clock::duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
@@ -77,6 +84,12 @@ struct TcpStoreClient {
           return;
         }
         last_error = ec.message();
+        // Refused after the store had answered: its process is gone, retrying cannot help (only
+        // a first connection waits for a server that is not up yet).
+        if (was_connected && ec == asio::error::connection_refused)
+          throw BackendError("TcpStore: the store at " + where +
+                             " refuses connections: the process hosting it, rank " +
+                             std::to_string(options.server_rank) + ", has exited");
       }
       const auto now = Clock::now();
       if (now >= deadline)
@@ -91,18 +104,51 @@ struct TcpStoreClient {
 
   // Sends one request frame and returns the reply's payload.
   Bytes exchange(const Bytes& frame, Clock::time_point deadline, const std::string& what) {
-    std::lock_guard lock(mutex);
+    std::unique_lock lock(mutex, std::defer_lock);
+    if (!lock.try_lock_until(deadline))
+      throw TimeoutError("TcpStore: " + what + " was not sent: another thread's request to the " +
+                         "store at " + where + " held the connection until its deadline");
+    if (failure && Clock::now() < retry_at) failure->rethrow(what);
     // A store that let a request pass its deadline (its host frozen) gets a short budget until
     // it answers again, so failure and exit paths do not each wait a whole timeout.
     if (unresponsive)
       deadline = std::min(deadline, Clock::now() + tcp_store_client_detail::reconnect_budget);
-    if (!connected)
-      connect(was_connected
-                  ? std::min(deadline, Clock::now() + tcp_store_client_detail::reconnect_budget)
-                  : std::max(deadline, Clock::now() + options.timeout));
-    Bytes reply = roundtrip(frame, deadline, what);
-    unresponsive = false;
-    return reply;
+    try {
+      if (!connected)
+        connect(was_connected
+                    ? std::min(deadline, Clock::now() + tcp_store_client_detail::reconnect_budget)
+                    : std::max(deadline, Clock::now() + options.timeout));
+      Bytes reply = roundtrip(frame, deadline, what);
+      unresponsive = false;
+      failure.reset();
+      backoff = tcp_store_client_detail::first_backoff;
+      return reply;
+    } catch (const TimeoutError& e) {
+      remember(e.what(), true);
+      throw;
+    } catch (const BackendError& e) {
+      if (!connected && was_connected) remember(e.what(), false);  // the reconnect failed
+      throw;
+    }
+  }
+
+  // What the last failure was, so requests in its backoff fail at once the same way.
+  struct Failure {
+    std::string text;
+    bool timed_out = false;
+    Clock::time_point at;
+    [[noreturn]] void rethrow(const std::string& what) const {
+      const std::string text_now = "TcpStore: " + what + " was not sent: the store failed " +
+                                   tcp_store_client_detail::ms_text(Clock::now() - at) + " ago (" +
+                                   text + ")";
+      if (timed_out) throw TimeoutError(text_now);
+      throw BackendError(text_now);
+    }
+  };
+  void remember(const std::string& text, bool timed_out) {
+    failure = Failure{text, timed_out, Clock::now()};
+    retry_at = Clock::now() + backoff;
+    backoff = std::min(backoff * 2, tcp_store_client_detail::most_backoff);
   }
 
   // The request on the connected socket, without the lock or a connect.
@@ -160,10 +206,13 @@ struct TcpStoreClient {
   std::string where;
   asio::io_context io;
   tcp::socket socket{io};
-  std::mutex mutex;
+  std::timed_mutex mutex;
   bool connected = false;
   bool was_connected = false;
   bool unresponsive = false;
+  std::optional<Failure> failure;  // the last request's failure, until one succeeds
+  Clock::time_point retry_at{};
+  std::chrono::milliseconds backoff = tcp_store_client_detail::first_backoff;
 };
 
 }  // namespace dist::core

@@ -30,6 +30,11 @@ bool same_secret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+bool writes(Command command) {
+  return command == Command::set || command == Command::add || command == Command::compare_set ||
+         command == Command::delete_key;
+}
+
 }  // namespace
 
 std::vector<std::string> TcpStoreServer::Impl::missing(const std::vector<std::string>& keys) const {
@@ -178,6 +183,14 @@ Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, cons
 
 Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, Command command,
                                    Reader& in) {
+  if (writes(command) && session->rank < 0 && !options.members_only_prefix.empty()) {
+    Reader peek = in;  // the key leads every write
+    const std::string key = peek.str();
+    if (key.rfind(options.members_only_prefix, 0) == 0)
+      return error_reply("TcpStore: only the job's ranks may write '" +
+                         options.members_only_prefix + "' keys, and this connection from " +
+                         session->peer + " claimed no rank (key '" + key + "')");
+  }
   switch (command) {
     case Command::set: return handle_set(in);
     case Command::get: {

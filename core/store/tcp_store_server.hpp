@@ -23,6 +23,10 @@ struct TcpStoreServerOptions {
   std::chrono::milliseconds idle_timeout = tcp_store::default_idle_timeout;
   std::string secret;  // empty: any client is served
   int world_size = 0;  // ranks a hello may claim are 0..world_size-1 (0: any rank)
+  // Keys under this prefix (the call layer's records and diagnosis: "calls/") may be written
+  // only by connections that claimed a rank, so a stranger's words never become a rank's error.
+  // Empty: anyone may write any key (a store whose clients claim no ranks).
+  std::string members_only_prefix = "";
 };
 
 class TcpStoreServer {

@@ -82,6 +82,12 @@ class DIST_API Store {
   // file stores; a TCPStore's master is taken to be rank 0), and whether that process is this one.
   virtual int host_rank() const { return -1; }
   virtual bool hosted_here() const { return false; }
+  // what a fresh connection to the store's host finds within `timeout`, for a store that stopped
+  // answering: its process is alive (accepting: stopped or hung), gone (refused: it exited), or
+  // the host does not answer at all (silent: unreachable, cut off or down); unknown for a store
+  // in this process or one that cannot tell.
+  enum class HostReach { unknown, accepting, refused, silent };
+  virtual HostReach reach_host(std::chrono::milliseconds timeout) const;
 
  protected:
   // What an implementation provides. The public calls check their arguments and pass the
@@ -132,6 +138,7 @@ class DIST_API TCPStore final : public Store {
   const core::TcpStoreServer* server() const;
   int host_rank() const override;
   bool hosted_here() const override;
+  HostReach reach_host(std::chrono::milliseconds timeout) const override;
 
  protected:
   void do_set(const std::string& key, const Bytes& value) override;
@@ -226,6 +233,9 @@ class DIST_API PrefixStore final : public Store {
   const std::shared_ptr<Store>& base() const { return base_; }
   int host_rank() const override { return base_->host_rank(); }
   bool hosted_here() const override { return base_->hosted_here(); }
+  HostReach reach_host(std::chrono::milliseconds timeout) const override {
+    return base_->reach_host(timeout);
+  }
 
  protected:
   void do_set(const std::string& key, const Bytes& value) override;

@@ -7,12 +7,10 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/address.h>
 #include <gloo/transport/tcp/device.h>
-#include <unistd.h>
-
-#include <cstdlib>
 
 #include "core/store/join.hpp"
 #include "dist/errors.hpp"
+#include "real/gloo/bind_address.hpp"
 #include "real/gloo/peer_names.hpp"
 
 namespace dist::real {
@@ -24,10 +22,13 @@ class StoreAdapter final : public ::gloo::rendezvous::Store {
  public:
   StoreAdapter(core::Store& store, std::chrono::milliseconds timeout)
       : store_(store), timeout_(timeout) {}
-  void set(const std::string& key, const std::vector<char>& data) override { store_.set(key, data); }
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_.set(key, data);
+  }
   std::vector<char> get(const std::string& key) override { return store_.get(key, timeout_); }
   void wait(const std::vector<std::string>& keys) override { store_.wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
     store_.wait(keys, timeout);
   }
 
@@ -45,32 +46,17 @@ class MeshContext final : public ::gloo::rendezvous::Context {
   }
 };
 
-bool is_loopback(const std::string& host) {
-  return host.empty() || host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
-}
-
 }  // namespace
 
 std::shared_ptr<::gloo::transport::Device> make_gloo_device(const std::string& rendezvous_host) {
+  const BindChoice choice = choose_bind_address(rendezvous_host);
   ::gloo::transport::tcp::attr attr;
-  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-  std::string what;
-  if (ifname && *ifname) {
-    attr.iface = ifname;
-    what = "GLOO_SOCKET_IFNAME=" + attr.iface;
-  } else if (is_loopback(rendezvous_host)) {
-    attr.hostname = "127.0.0.1";
-    what = "host 127.0.0.1";
-  } else {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    attr.hostname = name;
-    what = "this host's name '" + attr.hostname + "'";
-  }
+  attr.iface = choice.iface;
+  attr.hostname = choice.address;
   try {
     return ::gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& e) {
-    throw BackendError("gloo: cannot create a TCP device on " + what + ": " + e.what() +
+    throw BackendError("gloo: cannot listen on " + choice.why + ": " + e.what() +
                        " (set GLOO_SOCKET_IFNAME to the network interface to use)");
   }
 }
@@ -78,7 +64,8 @@ std::shared_ptr<::gloo::transport::Device> make_gloo_device(const std::string& r
 std::shared_ptr<::gloo::Context> connect_group(const GlooGroupSpec& spec, ErrorMapper& errors) {
   core::PrefixStore store(spec.prefix, spec.store);
   core::wait_for_members(store, spec.global_ranks, spec.rank, spec.timeout, "gloo",
-                         errors.group_text(), "every rank must call init_process_group / new_group");
+                         errors.group_text(),
+                         "every rank must call init_process_group / new_group");
   const int size = static_cast<int>(spec.global_ranks.size());
   auto context = std::make_shared<MeshContext>(spec.rank, size);
   context->setTimeout(spec.timeout);

@@ -1,5 +1,5 @@
-// Bringing a gloo group up: the TCP device a rank's groups share (GLOO_SOCKET_IFNAME or a host
-// name, as torch), the adapter from our Store to gloo's, and the rendezvous of a group.
+// Bringing a gloo group up: the TCP device a rank's groups share (its address from
+// bind_address.hpp), the adapter from our Store to gloo's, and the rendezvous of a group.
 #pragma once
 
 #include <memory>
@@ -9,8 +9,7 @@
 
 namespace dist::real {
 
-// The TCP device of a rank. GLOO_SOCKET_IFNAME names the interface when set (as in torch);
-// otherwise loopback when `rendezvous_host` is empty or a loopback name, else this host's name.
+// The TCP device of a rank, listening where choose_bind_address says (bind_address.hpp).
 std::shared_ptr<::gloo::transport::Device> make_gloo_device(const std::string& rendezvous_host);
 
 // Rendezvous of spec's members through spec.store under spec.prefix: waits for every member

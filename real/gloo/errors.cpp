@@ -34,7 +34,7 @@ std::string ErrorMapper::group_text() const { return core::group_text(global_ran
 void ErrorMapper::record_leaving() const {
   if (!store_ || me_ < 0) return;
   try {
-    store_->set(left_key(me_), {});
+    store_->set(left_key(me_), {}, store_call_timeout);
   } catch (...) {  // the store may already be gone with its host
   }
 }
@@ -66,7 +66,8 @@ int ErrorMapper::recorded_loss() const {
 
 int ErrorMapper::store_host_peer() const {
   const int host = store_->host_rank();
-  if (host == me_ || std::find(global_ranks_.begin(), global_ranks_.end(), host) == global_ranks_.end())
+  if (host == me_ ||
+      std::find(global_ranks_.begin(), global_ranks_.end(), host) == global_ranks_.end())
     return -1;
   return host;
 }
@@ -132,12 +133,13 @@ void ErrorMapper::rethrow_current(const std::string& operation, int peer,
       }
     }
     const std::string who = lost >= 0 ? "rank " + std::to_string(lost) : "a peer";
-    throw RankFailure(where + " failed: lost " + who +
-                          ", which exited or crashed (gloo: " + message + ")",
-                      lost);
+    throw RankFailure(
+        where + " failed: lost " + who + ", which exited or crashed (gloo: " + message + ")", lost);
   } catch (const ::gloo::EnforceNotMet& e) {
-    throw BackendError(where + " failed a gloo check (are the ranks calling the same collective "
-                               "with the same sizes?): " + e.what());
+    throw BackendError(where +
+                       " failed a gloo check (are the ranks calling the same collective "
+                       "with the same sizes?): " +
+                       e.what());
   } catch (const std::exception& e) {
     throw BackendError(where + " failed: " + e.what());
   }

@@ -5,12 +5,30 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 
 namespace dist::launch {
+
+namespace {
+
+// The file's first line, trailing whitespace removed; runtime_error naming the file when it
+// cannot be read or holds no secret.
+std::string read_secret_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string secret;
+  if (!in || !std::getline(in, secret))
+    throw std::runtime_error("cannot read the secret file '" + path + "' (--secret-file)");
+  while (!secret.empty() && std::isspace(static_cast<unsigned char>(secret.back())))
+    secret.pop_back();
+  if (secret.empty()) throw std::runtime_error("the secret file '" + path + "' is empty");
+  return secret;
+}
+
+}  // namespace
 
 EnvVars rank_environment(const Options& options, int local_rank, int port) {
   const int rank = options.node_rank * options.nproc + local_rank;
@@ -26,8 +44,14 @@ EnvVars rank_environment(const Options& options, int local_rank, int port) {
 }
 
 std::string job_secret(const Options& options) {
+  if (options.secret_file) return read_secret_file(*options.secret_file);
   if (const char* given = std::getenv("DIST_STORE_SECRET"); given && *given) return given;
-  if (options.nnodes > 1) return "";
+  if (options.no_secret) return "";
+  if (options.nnodes > 1)  // each node's distrun would draw another
+    throw UsageError("--nnodes " + std::to_string(options.nnodes) +
+                     " needs the job's store secret, the same on every node: export "
+                     "DIST_STORE_SECRET or give --secret-file PATH (--no-secret runs without "
+                     "one, and then any client that reaches the port may join the job)");
   unsigned char random[16] = {};
   std::ifstream urandom("/dev/urandom", std::ios::binary);
   if (!urandom.read(reinterpret_cast<char*>(random), sizeof random))

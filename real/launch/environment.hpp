@@ -16,10 +16,10 @@ using EnvVars = std::vector<std::pair<std::string, std::string>>;
 // process `local_rank` of this node, with the rendezvous at options.master_addr:`port`.
 EnvVars rank_environment(const Options& options, int local_rank, int port);
 
-// The job's store secret (DIST_STORE_SECRET) for the ranks' environment: the one distrun was
-// given, else (single node) 32 random hex digits from /dev/urandom; empty for a multi-node job
-// given none (each node's distrun would draw a different one). runtime_error when /dev/urandom
-// cannot be read.
+// The job's store secret (DIST_STORE_SECRET) for the ranks' environment: --secret-file's first
+// line, else DIST_STORE_SECRET, else empty with --no-secret, else (single node) 32 random hex
+// digits from /dev/urandom. A multi-node job given none is a UsageError (each node's distrun
+// would draw a different one). runtime_error when the file or /dev/urandom cannot be read.
 std::string job_secret(const Options& options);
 
 // A TCP port that was free on `addr` a moment ago (bound to port 0 and released); throws

@@ -32,8 +32,9 @@ int launch(const Options& options) {
   const std::string secret = job_secret(options);
   if (secret.empty())
     write_all(STDERR_FILENO,
-              "distrun: warning: DIST_STORE_SECRET is not set, so the ranks' store accepts any "
-              "client; export the same secret on every node (see docs/security.md)\n");
+              "distrun: warning: --no-secret: the ranks' store accepts any client that reaches "
+              "port " +
+                  std::to_string(port) + " (see docs/security.md)\n");
   std::vector<Child> children;
   std::vector<int> ranks;
   for (int local = 0; local < options.nproc; ++local) {
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
   }
   try {
     return launch(options);
+  } catch (const UsageError& e) {  // one that needs the environment: a missing secret
+    std::fprintf(stderr, "distrun: %s\n%s", e.what(), usage_text().c_str());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "distrun: %s\n", e.what());
     return 1;

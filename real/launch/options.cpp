@@ -9,7 +9,8 @@ namespace dist::launch {
 
 namespace {
 
-long long parse_int(const std::string& flag, const std::string& text, long long min, long long max) {
+long long parse_int(const std::string& flag, const std::string& text, long long min,
+                    long long max) {
   long long value = 0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
@@ -35,8 +36,7 @@ std::chrono::milliseconds parse_seconds(const std::string& flag, const std::stri
 bool apply(Options& options, const std::string& flag, const std::string& value) {
   if (flag == "-n" || flag == "--nproc-per-node")
     options.nproc = static_cast<int>(parse_int(flag, value, 1, 4096));
-  else if (flag == "--nnodes")
-    options.nnodes = static_cast<int>(parse_int(flag, value, 1, 65536));
+  else if (flag == "--nnodes") options.nnodes = static_cast<int>(parse_int(flag, value, 1, 65536));
   else if (flag == "--node-rank")
     options.node_rank = static_cast<int>(parse_int(flag, value, 0, 65535));
   else if (flag == "--master-port")
@@ -44,12 +44,12 @@ bool apply(Options& options, const std::string& flag, const std::string& value) 
   else if (flag == "--master-addr") {
     if (value.empty()) throw UsageError("--master-addr expects a host name or address");
     options.master_addr = value;
-  } else if (flag == "--grace")
-    options.grace = parse_seconds(flag, value);
-  else if (flag == "--stop-delay")
-    options.stop_delay = parse_seconds(flag, value);
-  else
-    return false;
+  } else if (flag == "--grace") options.grace = parse_seconds(flag, value);
+  else if (flag == "--stop-delay") options.stop_delay = parse_seconds(flag, value);
+  else if (flag == "--secret-file") {
+    if (value.empty()) throw UsageError("--secret-file expects a path");
+    options.secret_file = value;
+  } else return false;
   return true;
 }
 
@@ -62,6 +62,8 @@ void check(const Options& options) {
   if (options.nnodes > 1 && !options.master_port)
     throw UsageError("--nnodes " + std::to_string(options.nnodes) +
                      " needs --master-port (every node must use the same one)");
+  if (options.no_secret && options.secret_file)
+    throw UsageError("--no-secret and --secret-file contradict each other");
   if (static_cast<long long>(options.nproc) * options.nnodes > 1'000'000)
     throw UsageError("the world (-n x --nnodes) is larger than 1000000 processes");
 }
@@ -82,6 +84,10 @@ Options parse_options(const std::vector<std::string>& args) {
       return options;
     }
     if (arg.empty() || arg[0] != '-') break;  // the program starts here
+    if (arg == "--no-secret") {
+      options.no_secret = true;
+      continue;
+    }
     std::string flag = arg, value;
     if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
       flag = arg.substr(0, eq);
@@ -112,6 +118,10 @@ std::string usage_text() {
          "  --stop-delay S           after a failure, seconds the others get to exit on their\n"
          "                           own before SIGTERM (default 0)\n"
          "  --grace S                seconds between SIGTERM and SIGKILL (default 5)\n"
+         "  --secret-file PATH       the job's store secret (else DIST_STORE_SECRET; one node:\n"
+         "                           drawn at random). With --nnodes > 1 every node needs the\n"
+         "                           same one, given by either\n"
+         "  --no-secret              run without a secret: any client reaching the port may join\n"
          "  -h, --help               this text\n";
 }
 

@@ -1,5 +1,6 @@
 // distrun's command line: the options (-n, --nnodes, --node-rank, --master-addr, --master-port,
-// --grace, --stop-delay) and the program to run, parsed with clear usage errors.
+// --grace, --stop-delay, --secret-file, --no-secret) and the program to run, parsed with clear
+// usage errors.
 #pragma once
 
 #include <chrono>
@@ -11,13 +12,15 @@
 namespace dist::launch {
 
 struct Options {
-  int nproc = 0;                 // processes on this node (-n / --nproc-per-node)
-  int nnodes = 1;                // nodes of the job
-  int node_rank = 0;             // this node's index in [0, nnodes)
+  int nproc = 0;      // processes on this node (-n / --nproc-per-node)
+  int nnodes = 1;     // nodes of the job
+  int node_rank = 0;  // this node's index in [0, nnodes)
   std::string master_addr = "127.0.0.1";
-  std::optional<int> master_port;                  // default: a free port (single node only)
-  std::chrono::milliseconds grace{5000};           // SIGTERM -> SIGKILL
-  std::chrono::milliseconds stop_delay{0};         // a failure -> SIGTERM to the others
+  std::optional<int> master_port;           // default: a free port (single node only)
+  std::chrono::milliseconds grace{5000};    // SIGTERM -> SIGKILL
+  std::chrono::milliseconds stop_delay{0};  // a failure -> SIGTERM to the others
+  std::optional<std::string> secret_file;   // the job's store secret, read from a file
+  bool no_secret = false;                   // run without one (explicit opt-in)
   bool help = false;
   std::vector<std::string> command;  // the program and its arguments
 };

@@ -188,6 +188,20 @@ TEST(Diagnosis, DescribesAnAbsentRankFromWhatItPublished) {
                              "w.1"};
   EXPECT_EQ(describe_absent({1}, {done, elsewhere}, "w", now),
             "rank 1 is in all_reduce(op=sum, int32 x 1) on group {0, 1} #1 since 0.5 s");
+  // Failing in call #5, rank 3 may have skipped it (#4 is the last it published); failing in #8,
+  // calls #5-#7 needed it: what it published is stale, and said to be (issue 38, defect 4).
+  EXPECT_EQ(describe_absent({3}, {done}, "w", now, 5),
+            "rank 3 completed call #4 (barrier()) 12.3 s ago and has not called since");
+  EXPECT_EQ(describe_absent({2, 3}, {done}, "w", now, 8),
+            "ranks 2, 3 were last heard of in call #4 (barrier()), 12.3 s ago (calls up to #7 "
+            "completed with them since: their status stopped reaching the store)");
+  const CallRecord waiting{
+      make_call(CallKind::barrier), 6, "world", CallState::posted, now - 2'000'000, 0, 0, "w"};
+  EXPECT_EQ(describe_absent({3}, {waiting}, "w", now, 6),
+            "rank 3 is in call #6 (barrier()) since 2.0 s");
+  EXPECT_EQ(describe_absent({3}, {waiting}, "w", now, 7),
+            "rank 3 was last heard of in call #6 (barrier()), 2.0 s ago (calls up to #6 completed "
+            "with it since: its status stopped reaching the store)");
 }
 
 }  // namespace

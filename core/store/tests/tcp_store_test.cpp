@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -241,3 +242,43 @@ TEST(TcpStore, WaitTimeoutComesFromTheServerNamingTheKeys) {
 }
 
 }  // namespace
+
+// A job whose ranks claim their ranks keeps the call layer's keys ("calls/...") to them: a
+// stranger who claims no rank can still read and write elsewhere, but its words never reach a
+// rank's diagnosis (issue 38: a stranger's DesyncError text became every rank's error).
+TEST(TcpStore, OnlyRanksWriteTheCallLayersKeys) {
+  auto server_options = options(true, 0);
+  server_options.rank = 0;
+  server_options.world_size = 2;
+  TcpStore server(server_options);
+  auto member_options = options(false, server.port());
+  member_options.rank = 1;
+  TcpStore member(member_options);
+  member.set("calls/desync", to_bytes("found by rank 1"));
+  TcpStore stranger(options(false, server.port()));
+  stranger.set("elsewhere", to_bytes("fine"));
+  for (const auto& write : std::vector<std::function<void()>>{
+           [&] { stranger.set("calls/desync", to_bytes("a stranger's words")); },
+           [&] { stranger.add("calls/desync/claims", 1); },
+           [&] {
+    stranger.compare_set("calls/desync", to_bytes("found by rank 1"), to_bytes("x"));
+           },
+           [&] { stranger.delete_key("calls/desync"); }}) {
+    try {
+      write();
+      ADD_FAILURE() << "a stranger wrote a call-layer key";
+    } catch (const dist::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("claimed no rank"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(dist::core::to_string(stranger.get("calls/desync", 1s)), "found by rank 1");
+  EXPECT_EQ(dist::core::to_string(server.get("elsewhere", 1s)), "fine");
+}
+
+// A store whose clients claim no ranks (the public TCPStore, as torch's) lets anyone write them.
+TEST(TcpStore, AStoreWithoutRankClaimsLetsAnyClientWriteEveryKey) {
+  TcpStore server(options(true, 0));
+  TcpStore client(options(false, server.port()));
+  client.set("calls/status/0", to_bytes("x"));
+  EXPECT_EQ(dist::core::to_string(server.get("calls/status/0", 1s)), "x");
+}

@@ -1,7 +1,6 @@
 // distrun end to end with the probe program: the environment of each rank, prefixed output,
 // failure propagation and stopping the others, SIGTERM/SIGINT forwarding, usage errors.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -28,9 +27,9 @@ TEST(Distrun, SetsTheTorchrunVariablesForEachRank) {
   for (int rank = 0; rank < 3; ++rank) {
     const auto lines = rank_lines(r.out, rank);
     ASSERT_EQ(lines.size(), 1u) << r.out;
-    const std::string expected = "RANK=" + std::to_string(rank) + " WORLD_SIZE=3 LOCAL_RANK=" +
-                                 std::to_string(rank) + " LOCAL_WORLD_SIZE=3 GROUP_RANK=0 " +
-                                 "MASTER_ADDR=127.0.0.1 MASTER_PORT=";
+    const std::string expected =
+        "RANK=" + std::to_string(rank) + " WORLD_SIZE=3 LOCAL_RANK=" + std::to_string(rank) +
+        " LOCAL_WORLD_SIZE=3 GROUP_RANK=0 " + "MASTER_ADDR=127.0.0.1 MASTER_PORT=";
     EXPECT_EQ(lines[0].substr(0, expected.size()), expected);
     ports.insert(lines[0].substr(expected.size()));
   }
@@ -41,16 +40,21 @@ TEST(Distrun, SetsTheTorchrunVariablesForEachRank) {
 }
 
 TEST(Distrun, MultiNodeFlagsSetTheGlobalRanks) {
-  const auto r = run_command(distrun({"--nnodes=3", "--node-rank", "2", "--master-addr", "10.1.2.3",
-                                      "--master-port", "29611", "-n", "2", PROBE_PATH, "--print-env"}),
-                             20s);
+  const auto r = run_command(
+      distrun({"--nnodes=3", "--node-rank", "2", "--master-addr", "10.1.2.3", "--master-port",
+               "29611", "--no-secret", "-n", "2", PROBE_PATH, "--print-env"}),
+      20s);
   ASSERT_EQ(r.exit_code(), 0) << r.err;
-  EXPECT_EQ(rank_lines(r.out, 4), std::vector<std::string>{
-      "RANK=4 WORLD_SIZE=6 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 GROUP_RANK=2 MASTER_ADDR=10.1.2.3 "
-      "MASTER_PORT=29611"});
-  EXPECT_EQ(rank_lines(r.out, 5), std::vector<std::string>{
-      "RANK=5 WORLD_SIZE=6 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 GROUP_RANK=2 MASTER_ADDR=10.1.2.3 "
-      "MASTER_PORT=29611"});
+  EXPECT_EQ(
+      rank_lines(r.out, 4),
+      std::vector<std::string>{
+          "RANK=4 WORLD_SIZE=6 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 GROUP_RANK=2 MASTER_ADDR=10.1.2.3 "
+          "MASTER_PORT=29611"});
+  EXPECT_EQ(
+      rank_lines(r.out, 5),
+      std::vector<std::string>{
+          "RANK=5 WORLD_SIZE=6 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 GROUP_RANK=2 MASTER_ADDR=10.1.2.3 "
+          "MASTER_PORT=29611"});
   EXPECT_TRUE(rank_lines(r.out, 0).empty());
 }
 
@@ -59,7 +63,8 @@ TEST(Distrun, PrefixesEveryLineOfBothStreamsWithTheRank) {
   ASSERT_EQ(r.exit_code(), 0) << r.err;
   for (int rank = 0; rank < 2; ++rank) {
     std::vector<std::string> out, err;
-    for (int i = 0; i < 50; ++i) out.push_back("out " + std::to_string(i)), err.push_back("err " + std::to_string(i));
+    for (int i = 0; i < 50; ++i)
+      out.push_back("out " + std::to_string(i)), err.push_back("err " + std::to_string(i));
     out.push_back("tail without newline");  // an unterminated last line is still emitted whole
     EXPECT_EQ(rank_lines(r.out, rank), out);
     EXPECT_EQ(rank_lines(r.err, rank), err);
@@ -80,14 +85,16 @@ TEST(Distrun, AFailingRankStopsTheOthersAndItsStatusPropagates) {
   EXPECT_EQ(r.exit_code(), 3) << r.err;
   EXPECT_LT(r.elapsed, 10s) << "the others sleep 30 s; distrun must have stopped them";
   EXPECT_NE(r.err.find("[1] failing with 3"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("distrun: rank 1: exit status 3 (first failure)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("distrun: rank 1: exit status 3 (first failure)"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("distrun: rank 0: killed by signal 15"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("distrun: rank 2: killed by signal 15"), std::string::npos) << r.err;
 }
 
 TEST(Distrun, AKilledRankGives128PlusTheSignal) {
-  const auto r = run_command(distrun({"-n", "2", "--", PROBE_PATH, "--kill-self-rank", "0",
-                                      "--fail-rank", "9", "0"}), 20s);
+  const auto r = run_command(
+      distrun({"-n", "2", "--", PROBE_PATH, "--kill-self-rank", "0", "--fail-rank", "9", "0"}),
+      20s);
   EXPECT_EQ(r.exit_code(), 128 + SIGKILL) << r.err;
   EXPECT_NE(r.err.find("distrun: rank 0: killed by signal 9"), std::string::npos) << r.err;
 }
@@ -115,7 +122,8 @@ TEST(Distrun, ARankIgnoringSigtermIsKilledAfterTheGracePeriod) {
 // Sends `sig` to distrun once both ranks printed "ready".
 launch_test::OutputHook signal_when_ready(int sig) {
   return [sig, sent = false](pid_t pid, const std::string& out, const std::string&) mutable {
-    if (!sent && out.find("[0] ready") != std::string::npos && out.find("[1] ready") != std::string::npos) {
+    if (!sent && out.find("[0] ready") != std::string::npos &&
+        out.find("[1] ready") != std::string::npos) {
       ::kill(pid, sig);
       sent = true;
     }
@@ -145,6 +153,8 @@ TEST(Distrun, UsageErrorsAreClear) {
       {{"-n", "2", "--nnodes", "2", "--node-rank", "2", "--master-port", "1000", PROBE_PATH},
        "--node-rank must be in [0, 2), got 2"},
       {{"-n"}, "-n expects a value"},
+      {{"-n", "2", "--nnodes", "2", "--master-port", "1000", PROBE_PATH},
+       "--nnodes 2 needs the job's store secret, the same on every node"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = run_command(distrun(args), 10s);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "real/launch/environment.hpp"
 #include "real/launch/line_prefixer.hpp"
@@ -37,7 +38,12 @@ TEST(DistrunOptions, RejectsBadValues) {
   EXPECT_THROW(parse_options({"-n", "2", "--grace", "-1", "p"}), UsageError);
   EXPECT_THROW(parse_options({"-n", "2", "--grace", "1s", "p"}), UsageError);
   EXPECT_THROW(parse_options({"-n", "2", "--master-addr=", "p"}), UsageError);
-  EXPECT_THROW(parse_options({"-n", "2", "--", }), UsageError);
+  EXPECT_THROW(parse_options({
+                   "-n",
+                   "2",
+                   "--",
+               }),
+               UsageError);
   EXPECT_TRUE(parse_options({"--help"}).help);
 }
 
@@ -48,9 +54,10 @@ TEST(DistrunEnvironment, GlobalRanksOfANode) {
   o.node_rank = 1;
   o.master_addr = "host0";
   const auto env = dist::launch::rank_environment(o, 3, 1234);
-  const dist::launch::EnvVars expected{{"RANK", "7"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "3"},
-                                       {"LOCAL_WORLD_SIZE", "4"}, {"GROUP_RANK", "1"},
-                                       {"MASTER_ADDR", "host0"}, {"MASTER_PORT", "1234"}};
+  const dist::launch::EnvVars expected{{"RANK", "7"},          {"WORLD_SIZE", "8"},
+                                       {"LOCAL_RANK", "3"},    {"LOCAL_WORLD_SIZE", "4"},
+                                       {"GROUP_RANK", "1"},    {"MASTER_ADDR", "host0"},
+                                       {"MASTER_PORT", "1234"}};
   EXPECT_EQ(env, expected);
 }
 
@@ -62,11 +69,35 @@ TEST(DistrunEnvironment, EachSingleNodeJobGetsItsOwnRandomSecret) {
   EXPECT_EQ(a.size(), 32u);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
   EXPECT_NE(a, b);
-  o.nnodes = 2;  // every node's distrun would draw another: none unless given
-  EXPECT_EQ(dist::launch::job_secret(o), "");
+  o.nnodes = 2;  // every node's distrun would draw another: refused unless given or waived
+  try {
+    dist::launch::job_secret(o);
+    ADD_FAILURE() << "a multi-node job ran without a secret";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("DIST_STORE_SECRET or give --secret-file"),
+              std::string::npos)
+        << e.what();
+  }
   ::setenv("DIST_STORE_SECRET", "given-on-every-node", 1);
   EXPECT_EQ(dist::launch::job_secret(o), "given-on-every-node");
   ::unsetenv("DIST_STORE_SECRET");
+  o.no_secret = true;
+  EXPECT_EQ(dist::launch::job_secret(o), "");
+}
+
+TEST(DistrunEnvironment, ASecretFileGivesTheFirstLine) {
+  const std::string path = ::testing::TempDir() + "distrun_secret";
+  std::ofstream(path) << "from-a-file-0123 \nsecond line\n";
+  Options o = parse_options(
+      {"-n", "1", "--nnodes", "2", "--master-port", "5", "--secret-file", path, "prog"});
+  EXPECT_EQ(dist::launch::job_secret(o), "from-a-file-0123");
+  std::ofstream(path) << "\n";
+  EXPECT_THROW(dist::launch::job_secret(o), std::runtime_error);
+  o.secret_file = path + ".missing";
+  EXPECT_THROW(dist::launch::job_secret(o), std::runtime_error);
+  EXPECT_TRUE(parse_options({"-n", "1", "--no-secret", "prog"}).no_secret);
+  EXPECT_THROW(parse_options({"-n", "1", "--no-secret", "--secret-file", path, "prog"}),
+               UsageError);
 }
 
 TEST(DistrunEnvironment, FreePortIsInRangeAndBadHostsAreReported) {
@@ -78,7 +109,8 @@ TEST(DistrunEnvironment, FreePortIsInRangeAndBadHostsAreReported) {
 
 TEST(LinePrefixer, SplitsChunksIntoWholePrefixedLines) {
   std::vector<std::string> got;
-  dist::launch::LinePrefixer p("[3] ", [&](std::string_view s) { got.emplace_back(s); }, 8);
+  dist::launch::LinePrefixer p(
+      "[3] ", [&](std::string_view s) { got.emplace_back(s); }, 8);
   p.feed("ab");
   p.feed("c\nde\n\nf");
   EXPECT_EQ(got, (std::vector<std::string>{"[3] abc\n", "[3] de\n", "[3] \n"}));

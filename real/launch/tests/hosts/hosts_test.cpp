@@ -1,0 +1,205 @@
+// gloo jobs across hosts (network namespaces, testing/hosts.hpp), 2 hosts x 2 ranks under one
+// distrun a host: correct results whatever /etc/hosts says of the host's own name, a stranger
+// kept out of the diagnosis, a lost host and a lost store host named on the other side within
+// their bounds, with every process gone soon after. Skips where namespaces cannot be made.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <thread>
+
+#include "real/launch/tests/hosts/host_jobs.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using hosts_test::JobOutcome;
+using hosts_test::JobSpec;
+using hosts_test::run_job;
+using test_support::Hosts;
+using test_support::HostsFile;
+
+// The bounds the issue sets: an error within the timeout plus the roll-call window (5 s) of the
+// fault; destroy_dist within 1 s; each process gone within 2 s of its error.
+constexpr long long roll_call_bound_ms = 5000;
+constexpr long long destroy_bound_ms = 1000;
+constexpr long long exit_bound_ms = 2000;
+
+#define SKIP_WITHOUT_HOSTS()                                      \
+  if (const std::string why = Hosts::unavailable(); !why.empty()) \
+  GTEST_SKIP() << "no test hosts: " << why
+
+void expect_all_ok(const JobOutcome& job, int calls) {
+  for (std::size_t r = 0; r < job.ranks.size(); ++r) {
+    EXPECT_TRUE(job.ranks[r].ok) << "rank " << r << " did not finish:\n" << job.text();
+    EXPECT_TRUE(job.ranks[r].error.empty()) << "rank " << r << ": " << job.ranks[r].error;
+  }
+  for (const auto& h : job.hosts) EXPECT_EQ(h.distrun.exit_code(), 0) << job.text();
+  const std::string line = "ok: " + std::to_string(calls) + " calls, sum 10";
+  EXPECT_NE(job.hosts[0].distrun.out.find(line), std::string::npos) << job.text();
+}
+
+// The ranks of `host` (ranks_per_host 2) failed in time: the first to raise did so within
+// `bound_ms` of the fault; each that raised took at most destroy_bound_ms in destroy_dist and
+// exited within exit_bound_ms of its error, and any other was stopped by its distrun (a peer's
+// failure stops the rest of a host's ranks), whose distrun ended within exit_bound_ms of the first
+// error. Returns the first error's text.
+std::string expect_side_failed_in_time(const JobOutcome& job, int host, long long bound_ms) {
+  const auto& distrun = job.hosts[static_cast<std::size_t>(host)];
+  std::optional<long long> first;
+  std::string text;
+  for (const int r : {2 * host, 2 * host + 1}) {
+    const auto& rank = job.ranks[static_cast<std::size_t>(r)];
+    if (!rank.error_ms) {
+      EXPECT_NE(distrun.distrun.err.find("rank " + std::to_string(r) + ": killed by signal 15"),
+                std::string::npos)
+          << "rank " << r << " neither raised nor was stopped:\n"
+          << job.text();
+      continue;
+    }
+    if (!first || *rank.error_ms < *first) {
+      first = rank.error_ms;
+      text = rank.error;
+    }
+    EXPECT_TRUE(rank.destroy_ms && *rank.destroy_ms <= destroy_bound_ms) << "rank " << r << ":\n"
+                                                                         << job.text();
+    EXPECT_TRUE(rank.exit_ms && *rank.exit_ms - *rank.error_ms <= exit_bound_ms)
+        << "rank " << r << ":\n"
+        << job.text();
+  }
+  if (!first) {
+    ADD_FAILURE() << "no rank of host " << host << " raised:\n" << job.text();
+    return "";
+  }
+  EXPECT_LE(*first - job.fault_ms, bound_ms) << "host " << host << ":\n" << job.text();
+  EXPECT_LE(distrun.ended_ms - *first, exit_bound_ms) << "host " << host << ":\n" << job.text();
+  return text;
+}
+
+TEST(Hosts, TwoHostsTwoRanksEachGetTheWorldsSums) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2);
+  const auto job = run_job(hosts, {.calls = 20});
+  expect_all_ok(job, 20);
+  EXPECT_NE(job.hosts[1].distrun.out.find("[3] ready: rank 3 of 4, local 1 of 2"),
+            std::string::npos)
+      << job.text();
+}
+
+// Debian maps a host's own name to 127.0.1.1: gloo listened there and every rank failed
+// ("connect [127.0.1.1]: Connection refused"). A rank now listens where it reaches MASTER_ADDR
+// from.
+TEST(Hosts, DebiansDefaultHostsFileDoesNotBindLoopback) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2, HostsFile::debian_default);
+  expect_all_ok(run_job(hosts, {.calls = 5}), 5);
+}
+
+// A host whose own name does not resolve: gloo never sees the name (it crashed on it 5 times in
+// 21).
+TEST(Hosts, AnUnresolvableHostNameIsNoProblem) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2, HostsFile::unresolvable);
+  expect_all_ok(run_job(hosts, {.calls = 5}), 5);
+}
+
+// A job run with --no-secret: a stranger reaches the store, may write its own keys, but not the
+// call layer's, so no rank raises its words (every rank raised them as a DesyncError before).
+TEST(Hosts, AStrangersWordsNeverBecomeARanksError) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(3);
+  launch_test::CommandResult stranger;
+  JobSpec spec{
+      .job_hosts = 2, .calls = 30, .interval_ms = 50, .distrun_flags = {"--no-secret"}, .env = {}};
+  spec.once_ready = [&] {
+    stranger = launch_test::run_command(
+        hosts.on(2, {HOST_JOB_PATH, "--stranger", hosts.address(0) + ":29500"}), 20s);
+  };
+  const auto job = run_job(hosts, spec);
+  expect_all_ok(job, 30);
+  EXPECT_EQ(stranger.exit_code(), 0) << stranger.out << stranger.err;
+  for (const char* key : {"calls/desync", "calls/status/0"})
+    EXPECT_NE(stranger.out.find(std::string("stranger: refused ") + key + ": " +
+                                "TcpStore: only the job's ranks may write 'calls/' keys"),
+              std::string::npos)
+        << stranger.out << stranger.err;
+}
+
+// Host 1 dies (every process SIGKILLed): host 0's ranks name ranks 2 and 3 within the bound.
+TEST(Hosts, ALostHostIsNamedOnTheOtherSide) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2);
+  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
+  spec.once_ready = [&] {
+    std::this_thread::sleep_for(300ms);
+    hosts.kill_all(1);
+  };
+  const auto job = run_job(hosts, spec);
+  const std::string e = expect_side_failed_in_time(job, 0, spec.timeout_ms + roll_call_bound_ms);
+  EXPECT_NE(e.find("lost rank 2"), std::string::npos) << e;
+}
+
+// Host 0, which hosts the store, dies: host 1's ranks raise, destroy_dist is quick without the
+// store (four groups of their own: each spent the 2 s reconnect budget, 17.9 s in all), and they
+// exit at once.
+TEST(Hosts, TheStoreHostsLossIsNamedAndTheRestExitQuickly) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2);
+  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000, .groups = 4};
+  spec.once_ready = [&] {
+    std::this_thread::sleep_for(300ms);
+    hosts.kill_all(0);
+  };
+  const auto job = run_job(hosts, spec);
+  const std::string e = expect_side_failed_in_time(job, 1, spec.timeout_ms + roll_call_bound_ms);
+  EXPECT_NE(e.find("lost rank 0"), std::string::npos) << e;
+}
+
+// A job that ends well, but host 1's ranks destroy their groups after host 0's have exited and
+// taken the store with them: destroy_dist still returns within the bound.
+TEST(Hosts, DestroyIsQuickOnceTheStoreHostExited) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2);
+  const auto job =
+      run_job(hosts, {.calls = 10, .timeout_ms = 5000, .groups = 4, .late_destroy_ms = 1000});
+  expect_all_ok(job, 10);
+  for (std::size_t r = 0; r < job.ranks.size(); ++r)
+    EXPECT_TRUE(job.ranks[r].destroy_ms && *job.ranks[r].destroy_ms <= destroy_bound_ms)
+        << "rank " << r << ":\n"
+        << job.text();
+}
+
+// Host 1's link goes down for good: both sides raise within the bound, each naming the other
+// side's ranks as unreachable (alive, cut off), and every process exits.
+TEST(Hosts, APermanentPartitionIsNamedOnBothSides) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2);
+  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
+  spec.once_ready = [&] {
+    std::this_thread::sleep_for(300ms);
+    hosts.cut_off(1);
+  };
+  const auto job = run_job(hosts, spec);
+  const long long bound = spec.timeout_ms + roll_call_bound_ms;
+  const std::string store_side = expect_side_failed_in_time(job, 0, bound);
+  EXPECT_NE(store_side.find("ranks 2, 3 were last heard of in call #"), std::string::npos)
+      << store_side;
+  const std::string cut_off = expect_side_failed_in_time(job, 1, bound);
+  EXPECT_NE(cut_off.find("the store's host, rank 0 on host0, is unreachable"), std::string::npos)
+      << cut_off;
+}
+
+// A 3 s partition inside a 20 s timeout: every call completes once the link is back.
+TEST(Hosts, AShortPartitionIsSurvived) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2);
+  JobSpec spec{.calls = 60, .interval_ms = 50, .timeout_ms = 20000};
+  spec.once_ready = [&] {
+    std::this_thread::sleep_for(300ms);
+    hosts.cut_off(1);
+    std::this_thread::sleep_for(3s);
+    hosts.reconnect(1);
+  };
+  expect_all_ok(run_job(hosts, spec), 60);
+}
+
+}  // namespace
