@@ -1,5 +1,6 @@
-// Hosts: namespaces, the bridge and the veth pairs made with `ip`, faults with `ip link` and
-// iptables, all through /bin/sh commands that must succeed (runtime_error naming the command).
+// Hosts: namespaces, the bridge and the veth pairs made with `ip`, faults with `ip link`,
+// iptables and hosts_delay, all through /bin/sh commands that must succeed (runtime_error naming
+// the command).
 #include "testing/hosts.hpp"
 
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 namespace test_support {
 
@@ -126,6 +128,15 @@ void Hosts::lose(int host, double probability) {
   if (current > 0) run("ip netns exec " + ns(host) + " iptables -D" + rule(current));
   current = probability;
   if (probability > 0) run("ip netns exec " + ns(host) + " iptables -A" + rule(probability));
+}
+
+void Hosts::delay(int host, std::chrono::milliseconds delay, const std::string& delayer) {
+  const std::string queue = std::to_string(host);
+  run("ip netns exec " + ns(host) + " " + delayer + " --queue " + queue + " --delay-ms " +
+      std::to_string(delay.count()) + " </dev/null >/dev/null 2>&1 &");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // bound before packets queue
+  run("ip netns exec " + ns(host) + " iptables -A OUTPUT -o eth0 -j NFQUEUE --queue-num " + queue +
+      " --queue-bypass");
 }
 
 void Hosts::kill_all(int host) { succeeds("ip netns pids " + ns(host) + " | xargs -r kill -9"); }

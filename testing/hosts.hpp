@@ -2,10 +2,12 @@
 // own (nothing is added to the machine's own network, nothing is routed outside), addresses in
 // 198.18.0.0/24 (RFC 2544's benchmarking range), each host with its own /etc/hosts and, for the
 // commands run on it, its own hostname. Faults: a host cut off (its port on the bridge down), a
-// partition between hosts and random loss (iptables), every process of a host killed. Needs root
+// partition between hosts and random loss (iptables), delay (a user-space NFQUEUE queue), every
+// process of a host killed. Needs root
 // and iproute2; everything made is removed by the destructor.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,9 @@ class Hosts {
   void heal(int a, int b);
   // Every packet `host` receives is dropped with this probability (0 removes the rule).
   void lose(int host, double probability);
+  // Every packet `host` sends waits `delay` in a user-space queue (`delayer`: the path of the
+  // hosts_delay program, run in the host's namespace until the host is removed).
+  void delay(int host, std::chrono::milliseconds delay, const std::string& delayer);
   // SIGKILL to every process in the host's namespace (a host that died).
   void kill_all(int host);
 

@@ -76,7 +76,7 @@ LaunchInfo pytorch_env() {
   info.local_size = env_int_or("LOCAL_WORLD_SIZE", -1, context, 1);
   if (auto node = get_env("GROUP_RANK")) info.node = "group" + *node;
   info.address.host = require_env("MASTER_ADDR", context);
-  info.address.port = require_port(context);
+  info.address.port = store_port(require_port(context), context);
   info.address.world_size = require_int("WORLD_SIZE", context, 1);
   check_layout(info, context, {"LOCAL_RANK", "LOCAL_WORLD_SIZE", "WORLD_SIZE"});
   return info;
@@ -86,8 +86,8 @@ LaunchInfo mpi_env() {
   const std::string context = "init_dist('mpi')";
   const bool mpich = !get_env("OMPI_COMM_WORLD_LOCAL_RANK") && get_env("PMI_RANK");
   LaunchInfo info;
-  info.local_rank = static_cast<int>(
-      require_env_int(mpich ? "MPI_LOCALRANKID" : "OMPI_COMM_WORLD_LOCAL_RANK", context, 0, max_ranks));
+  info.local_rank = static_cast<int>(require_env_int(
+      mpich ? "MPI_LOCALRANKID" : "OMPI_COMM_WORLD_LOCAL_RANK", context, 0, max_ranks));
   info.local_size =
       env_int_or(mpich ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", -1, context, 1);
   info.address.port = port_or_default(context, std::nullopt);
@@ -164,8 +164,7 @@ std::string first_slurm_host(std::string_view nodelist) {
     host += ranges.substr(0, ranges.find_first_of(",-"));
     i = close;
   }
-  if (host.empty())
-    throw InvalidArgument("init_dist('slurm'): SLURM_NODELIST is empty");
+  if (host.empty()) throw InvalidArgument("init_dist('slurm'): SLURM_NODELIST is empty");
   return host;
 }
 

@@ -99,7 +99,8 @@ Rendezvous env_rendezvous(int rank, int world_size, std::chrono::milliseconds ti
   const std::string context = std::string(function) + " with env://";
   RendezvousAddress address;
   address.host = require_env("MASTER_ADDR", context);
-  address.port = static_cast<std::uint16_t>(require_env_int("MASTER_PORT", context, 1, 65535));
+  address.port = store_port(
+      static_cast<std::uint16_t>(require_env_int("MASTER_PORT", context, 1, 65535)), context);
   address.rank =
       rank >= 0 ? rank : static_cast<int>(require_env_int("RANK", context, 0, 1'000'000));
   address.world_size = world_size >= 0
@@ -139,6 +140,17 @@ std::optional<std::string> get_env(const char* name) {
   const char* value = std::getenv(name);
   if (!value) return std::nullopt;
   return std::string(value);
+}
+
+std::uint16_t store_port(std::uint16_t master_port, const std::string& context) {
+  if (get_env("TORCHELASTIC_USE_AGENT_STORE").value_or("") != "True") return master_port;
+  if (get_env("DIST_STORE_PORT"))
+    return static_cast<std::uint16_t>(require_env_int("DIST_STORE_PORT", context, 1, 65535));
+  if (master_port == 65535)
+    throw InvalidArgument(context +
+                          ": under torchrun, whose agent holds MASTER_PORT=65535, dist's "
+                          "store needs a port of its own: set DIST_STORE_PORT");
+  return static_cast<std::uint16_t>(master_port + 1);
 }
 
 std::string require_env(const char* name, const std::string& context) {

@@ -44,11 +44,18 @@ DIST_API Rendezvous open_rendezvous(const std::string& init_method, int rank, in
 DIST_API Rendezvous store_rendezvous(std::shared_ptr<Store> store, int rank, int world_size,
                                      std::chrono::milliseconds timeout);
 
+// The port dist's store listens on for a job whose MASTER_PORT is `master_port`: that port, except
+// under torchrun, whose agent holds it with a store of torch's own protocol
+// (TORCHELASTIC_USE_AGENT_STORE=True): then DIST_STORE_PORT, else MASTER_PORT + 1 (the same on
+// every node). InvalidArgument naming the variable when it is not a port.
+std::uint16_t store_port(std::uint16_t master_port, const std::string& context);
+
 // The environment variable `name`, or nothing when unset.
 std::optional<std::string> get_env(const char* name);
 // The variable's value; InvalidArgument naming it (and `context`) when unset.
 std::string require_env(const char* name, const std::string& context);
 // The variable parsed as an integer in [min, max]; InvalidArgument naming it otherwise.
-long long require_env_int(const char* name, const std::string& context, long long min, long long max);
+long long require_env_int(const char* name, const std::string& context, long long min,
+                          long long max);
 
 }  // namespace dist::core

@@ -4,9 +4,13 @@
 #include "core/init/launcher.hpp"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <list>
 
+#include "core/init/rendezvous.hpp"
 #include "dist/dist.hpp"
 #include "dist/init.hpp"
 #include "testing/ports.hpp"
@@ -20,12 +24,29 @@ using test_support::ScopedEnv;
 class Launcher : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                             "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS",
-                             "SLURM_NODELIST", "SLURM_LOCALID", "SLURM_NODEID",
-                             "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-                             "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMI_SIZE",
-                             "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "GLOO_SOCKET_IFNAME"})
+    for (const char* name : {"RANK",
+                             "WORLD_SIZE",
+                             "LOCAL_RANK",
+                             "LOCAL_WORLD_SIZE",
+                             "GROUP_RANK",
+                             "MASTER_ADDR",
+                             "MASTER_PORT",
+                             "SLURM_PROCID",
+                             "SLURM_NTASKS",
+                             "SLURM_NODELIST",
+                             "SLURM_LOCALID",
+                             "SLURM_NODEID",
+                             "OMPI_COMM_WORLD_LOCAL_RANK",
+                             "OMPI_COMM_WORLD_LOCAL_SIZE",
+                             "OMPI_COMM_WORLD_SIZE",
+                             "OMPI_COMM_WORLD_RANK",
+                             "PMI_RANK",
+                             "PMI_SIZE",
+                             "MPI_LOCALRANKID",
+                             "MPI_LOCALNRANKS",
+                             "GLOO_SOCKET_IFNAME",
+                             "TORCHELASTIC_USE_AGENT_STORE",
+                             "DIST_STORE_PORT"})
       env_.emplace_back(name, std::nullopt);
   }
   void TearDown() override {
@@ -39,7 +60,8 @@ class Launcher : public ::testing::Test {
   static std::string port() { return std::to_string(test_support::free_port()); }
 
   // init_dist must fail with InvalidArgument containing `needle`.
-  static void expect_error(std::string_view launcher, const std::string& needle, dist::InitOptions o = {}) {
+  static void expect_error(std::string_view launcher, const std::string& needle,
+                           dist::InitOptions o = {}) {
     try {
       dist::init_dist(launcher, dist::Backend::gloo, o);
       ADD_FAILURE() << "init_dist succeeded; expected: " << needle;
@@ -60,7 +82,9 @@ class Launcher : public ::testing::Test {
   std::list<ScopedEnv> env_;
 };
 
-TEST_F(Launcher, UnknownLauncherIsInvalid) { expect_error("torchrun", "Invalid launcher type: torchrun"); }
+TEST_F(Launcher, UnknownLauncherIsInvalid) {
+  expect_error("torchrun", "Invalid launcher type: torchrun");
+}
 
 TEST_F(Launcher, PytorchNamesMissingVariablesThenInitialises) {
   expect_error("pytorch", "RANK is not set");
@@ -74,6 +98,35 @@ TEST_F(Launcher, PytorchNamesMissingVariablesThenInitialises) {
   set("WORLD_SIZE", "1");
   dist::init_dist("pytorch", dist::Backend::gloo, {.timeout = 10s});
   expect_one_rank_world();
+}
+
+// Under torchrun its agent holds MASTER_PORT with a store of torch's protocol: dist's store moves
+// to MASTER_PORT + 1, or DIST_STORE_PORT (before, rank 0 failed: "port ... is already in use").
+TEST_F(Launcher, UnderTorchrunTheStoreLeavesMasterPortToTheAgent) {
+  EXPECT_EQ(dist::core::store_port(29500, "c"), 29500);
+  set("TORCHELASTIC_USE_AGENT_STORE", "True");
+  EXPECT_EQ(dist::core::store_port(29500, "c"), 29501);
+  EXPECT_THROW(dist::core::store_port(65535, "c"), dist::InvalidArgument);
+  set("DIST_STORE_PORT", "70000");
+  EXPECT_THROW(dist::core::store_port(29500, "c"), dist::InvalidArgument);
+  set("DIST_STORE_PORT", port());
+  const int agent_port = test_support::free_port();
+  const int agent = ::socket(AF_INET, SOCK_STREAM, 0);  // the agent's store, listening
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(agent_port));
+  ASSERT_EQ(::bind(agent, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(agent, 4), 0);
+  for (const auto& [name, value] : {std::pair{"RANK", "0"},
+                                    {"LOCAL_RANK", "0"},
+                                    {"WORLD_SIZE", "1"},
+                                    {"MASTER_ADDR", "127.0.0.1"}})
+    set(name, value);
+  set("MASTER_PORT", std::to_string(agent_port));
+  dist::init_dist("pytorch", dist::Backend::gloo, {.timeout = 10s});
+  expect_one_rank_world();
+  ::close(agent);
 }
 
 // A local rank outside the world or the node, an empty node and an empty address are refused

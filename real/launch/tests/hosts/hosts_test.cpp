@@ -202,4 +202,27 @@ TEST(Hosts, AShortPartitionIsSurvived) {
   expect_all_ok(run_job(hosts, spec), 60);
 }
 
+// 50 ms each way between the hosts and 2% of host 1's packets lost: slower, never wrong, no
+// spurious error, and destroy_dist within its bound (it took 6-8 s under such delay).
+TEST(Hosts, DelayAndLossSlowTheJobButNeverBreakIt) {
+  SKIP_WITHOUT_HOSTS();
+#ifndef HOSTS_DELAY_PATH
+  GTEST_SKIP() << "hosts_delay was not built (libnetfilter-queue-dev is missing)";
+#else
+  Hosts hosts(2);
+  hosts.delay(0, 50ms, HOSTS_DELAY_PATH);
+  hosts.delay(1, 50ms, HOSTS_DELAY_PATH);
+  hosts.lose(1, 0.02);
+  const auto started = hosts_test::wall_ms();
+  const auto job = run_job(hosts, {.calls = 10, .timeout_ms = 20000, .groups = 2});
+  expect_all_ok(job, 10);
+  for (std::size_t r = 0; r < job.ranks.size(); ++r)
+    EXPECT_TRUE(job.ranks[r].destroy_ms && *job.ranks[r].destroy_ms <= destroy_bound_ms)
+        << "rank " << r << ":\n"
+        << job.text();
+  // Each all_reduce crosses the link at least once each way: 10 of them cannot take under 1 s.
+  EXPECT_GE(job.hosts[0].ended_ms - started, 1000) << "was the delay applied?\n" << job.text();
+#endif
+}
+
 }  // namespace
