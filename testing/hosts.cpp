@@ -83,6 +83,8 @@ void Hosts::remove() {
     std::filesystem::remove_all(netns_dir(ns(h)), ignored);
   }
   succeeds("ip netns del " + switch_ns());
+  std::error_code ignored;
+  std::filesystem::remove("/tmp/" + tag_ + "-rsh", ignored);
 }
 
 std::string Hosts::ns(int host) const { return tag_ + "h" + std::to_string(host); }
@@ -98,6 +100,20 @@ std::vector<std::string> Hosts::on(int host, const std::vector<std::string>& com
       name(host)};
   out.insert(out.end(), command.begin(), command.end());
   return out;
+}
+
+std::string Hosts::rsh_agent() const {
+  const std::string path = "/tmp/" + tag_ + "-rsh";
+  if (!std::filesystem::exists(path)) {
+    std::ofstream script(path);
+    script << "#!/bin/sh\n# mpirun's rsh agent on the test hosts: $1 is hostN, the rest a command\n"
+           << "host=$1; shift\n"
+           << "exec ip netns exec " << tag_ << "h\"${host#host}\" unshare --uts -- sh -c "
+           << "'hostname \"$0\" && exec sh -c \"$1\"' \"$host\" \"$*\"\n";
+    script.close();
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  }
+  return path;
 }
 
 void Hosts::cut_off(int host) { run("ip -n " + switch_ns() + " link set " + port(host) + " down"); }

@@ -36,6 +36,10 @@ class Hosts {
   // `command` run on `host`: in its namespace, with its hostname.
   std::vector<std::string> on(int host, const std::vector<std::string>& command) const;
 
+  // An rsh agent for mpirun (--mca plm_rsh_agent) run on one of the hosts: "<agent> hostN cmd"
+  // runs cmd on host N (a script in /tmp, removed with the hosts).
+  std::string rsh_agent() const;
+
   // The host's link to the others goes down (its processes live on, unreachable), or comes back.
   void cut_off(int host);
   void reconnect(int host);

@@ -1,4 +1,5 @@
-// One rank of the multi-host tests: init_dist on gloo (--launcher pytorch or slurm), then
+// One rank of the multi-host tests: init_dist on gloo (--launcher pytorch or slurm) or on mpi
+// (--launcher mpi, which also picks the mpi backend), then
 // --calls all_reduces of rank + 1, each checked against the world's sum, --interval-ms apart.
 // It prints "ready", then "ok ..." or "error at <ms>: <code>: <what>", the time destroy_dist
 // took and "exit at <ms>" (wall-clock milliseconds, so a test times each side against the fault
@@ -54,7 +55,7 @@ Args parse(int argc, char** argv) {
 
 // The job; throws what dist throws.
 void run(const Args& a) {
-  dist::init_dist(a.launcher, dist::Backend::gloo,
+  dist::init_dist(a.launcher, a.launcher == "mpi" ? dist::Backend::mpi : dist::Backend::gloo,
                   {.timeout = std::chrono::milliseconds(a.timeout_ms)});
   const int rank = dist::get_rank(), size = dist::get_world_size();
   std::printf("ready: rank %d of %d, local %d of %d\n", rank, size, dist::get_local_rank(),

@@ -225,4 +225,29 @@ TEST(Hosts, DelayAndLossSlowTheJobButNeverBreakIt) {
 #endif
 }
 
+// The same job on the mpi backend: mpirun on host 0 starts host 1's ranks through an rsh agent
+// that enters host 1's namespace, as ssh would enter another machine.
+TEST(Hosts, MpiRunsAcrossHostsThroughMpirunsRshAgent) {
+  SKIP_WITHOUT_HOSTS();
+#ifndef HOSTS_MPIRUN_PATH
+  GTEST_SKIP() << "dist was built without mpi, or mpirun is missing";
+#else
+  Hosts hosts(2);
+  const auto r = launch_test::run_command(
+      hosts.on(0, {HOSTS_MPIRUN_PATH, "--allow-run-as-root", "--oversubscribe", "-n", "4", "--host",
+                   "host0:2,host1:2", "--mca", "plm_rsh_agent", hosts.rsh_agent(), "-x",
+                   "MASTER_ADDR=" + hosts.address(0), "-x", "MASTER_PORT=29500", HOST_JOB_PATH,
+                   "--launcher", "mpi", "--calls", "20", "--timeout-ms", "20000"}),
+      90s);
+  ASSERT_FALSE(r.timed_out) << r.out << r.err;
+  EXPECT_EQ(r.exit_code(), 0) << r.out << r.err;
+  int ok = 0;
+  for (auto at = r.out.find("ok: 20 calls, sum 10"); at != std::string::npos;
+       at = r.out.find("ok: 20 calls, sum 10", at + 1))
+    ++ok;
+  EXPECT_EQ(ok, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("ready: rank 3 of 4, local 1 of 2"), std::string::npos) << r.out;
+#endif
+}
+
 }  // namespace
