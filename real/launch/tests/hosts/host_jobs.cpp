@@ -2,7 +2,12 @@
 // "ready" lines, and the parse of each rank's lines.
 #include "real/launch/tests/hosts/host_jobs.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -114,6 +119,34 @@ JobOutcome run_job(const test_support::Hosts& hosts, const JobSpec& spec) {
           launch_test::rank_lines(outcome.hosts[static_cast<std::size_t>(h)].distrun.out, rank));
     }
   return outcome;
+}
+
+void report(const std::string& scenario, const JobOutcome& job) {
+  const char* path = std::getenv("DIST_HOSTS_REPORT");
+  if (!path || !*path) return;
+  const bool fresh = !std::ifstream(path).good();
+  std::ofstream out(path, std::ios::app);
+  if (fresh)
+    out << "| scenario | host | first error | all exited | destroy_dist (longest) |\n"
+        << "|---|---|---|---|---|\n";
+  const auto seconds = [](long long ms) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%+.2f s", static_cast<double>(ms) / 1000);
+    return std::string(text);
+  };
+  const std::size_t per_host = job.ranks.size() / job.hosts.size();
+  for (std::size_t h = 0; h < job.hosts.size(); ++h) {
+    std::optional<long long> first, destroy;
+    for (std::size_t r = h * per_host; r < (h + 1) * per_host; ++r) {
+      const auto& rank = job.ranks[r];
+      if (rank.error_ms && (!first || *rank.error_ms < *first)) first = rank.error_ms;
+      if (rank.destroy_ms) destroy = std::max(destroy.value_or(0), *rank.destroy_ms);
+    }
+    out << "| " << scenario << " | " << h << " | "
+        << (first ? seconds(*first - job.fault_ms) : std::string("none")) << " | "
+        << seconds(job.hosts[h].ended_ms - job.fault_ms) << " | "
+        << (destroy ? std::to_string(*destroy) + " ms" : std::string("-")) << " |\n";
+  }
 }
 
 }  // namespace hosts_test

@@ -52,6 +52,11 @@ struct JobOutcome {
 
 JobOutcome run_job(const test_support::Hosts& hosts, const JobSpec& spec);
 
+// With DIST_HOSTS_REPORT=<file> set (ci/bench sets it), appends a row a host to that markdown
+// table: the scenario, the host, seconds from the fault to its first error and to its distrun's
+// exit, and its ranks' longest destroy_dist. Nothing otherwise.
+void report(const std::string& scenario, const JobOutcome& job);
+
 long long wall_ms();
 
 }  // namespace hosts_test

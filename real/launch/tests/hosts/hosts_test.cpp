@@ -134,6 +134,7 @@ TEST(Hosts, ALostHostIsNamedOnTheOtherSide) {
     hosts.kill_all(1);
   };
   const auto job = run_job(hosts, spec);
+  hosts_test::report("a lost host (kill -9)", job);
   const std::string e = expect_side_failed_in_time(job, 0, spec.timeout_ms + roll_call_bound_ms);
   EXPECT_NE(e.find("lost rank 2"), std::string::npos) << e;
 }
@@ -150,6 +151,7 @@ TEST(Hosts, TheStoreHostsLossIsNamedAndTheRestExitQuickly) {
     hosts.kill_all(0);
   };
   const auto job = run_job(hosts, spec);
+  hosts_test::report("the store host lost", job);
   const std::string e = expect_side_failed_in_time(job, 1, spec.timeout_ms + roll_call_bound_ms);
   EXPECT_NE(e.find("lost rank 0"), std::string::npos) << e;
 }
@@ -159,8 +161,10 @@ TEST(Hosts, TheStoreHostsLossIsNamedAndTheRestExitQuickly) {
 TEST(Hosts, DestroyIsQuickOnceTheStoreHostExited) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
-  const auto job =
-      run_job(hosts, {.calls = 10, .timeout_ms = 5000, .groups = 4, .late_destroy_ms = 1000});
+  JobSpec spec{.calls = 10, .timeout_ms = 5000, .groups = 4, .late_destroy_ms = 1000};
+  spec.once_ready = [] {};  // the report's times count from when every rank is ready
+  const auto job = run_job(hosts, spec);
+  hosts_test::report("destroy after the store host exited", job);
   expect_all_ok(job, 10);
   for (std::size_t r = 0; r < job.ranks.size(); ++r)
     EXPECT_TRUE(job.ranks[r].destroy_ms && *job.ranks[r].destroy_ms <= destroy_bound_ms)
@@ -179,6 +183,7 @@ TEST(Hosts, APermanentPartitionIsNamedOnBothSides) {
     hosts.cut_off(1);
   };
   const auto job = run_job(hosts, spec);
+  hosts_test::report("a permanent partition", job);
   const long long bound = spec.timeout_ms + roll_call_bound_ms;
   const std::string store_side = expect_side_failed_in_time(job, 0, bound);
   EXPECT_NE(store_side.find("ranks 2, 3 were last heard of in call #"), std::string::npos)
@@ -214,7 +219,10 @@ TEST(Hosts, DelayAndLossSlowTheJobButNeverBreakIt) {
   hosts.delay(1, 50ms, HOSTS_DELAY_PATH);
   hosts.lose(1, 0.02);
   const auto started = hosts_test::wall_ms();
-  const auto job = run_job(hosts, {.calls = 10, .timeout_ms = 20000, .groups = 2});
+  JobSpec spec{.calls = 10, .timeout_ms = 20000, .groups = 2};
+  spec.once_ready = [] {};
+  const auto job = run_job(hosts, spec);
+  hosts_test::report("50 ms delay, 2% loss", job);
   expect_all_ok(job, 10);
   for (std::size_t r = 0; r < job.ranks.size(); ++r)
     EXPECT_TRUE(job.ranks[r].destroy_ms && *job.ranks[r].destroy_ms <= destroy_bound_ms)
@@ -233,12 +241,28 @@ TEST(Hosts, MpiRunsAcrossHostsThroughMpirunsRshAgent) {
   GTEST_SKIP() << "dist was built without mpi, or mpirun is missing";
 #else
   Hosts hosts(2);
-  const auto r = launch_test::run_command(
-      hosts.on(0, {HOSTS_MPIRUN_PATH, "--allow-run-as-root", "--oversubscribe", "-n", "4", "--host",
-                   "host0:2,host1:2", "--mca", "plm_rsh_agent", hosts.rsh_agent(), "-x",
-                   "MASTER_ADDR=" + hosts.address(0), "-x", "MASTER_PORT=29500", HOST_JOB_PATH,
-                   "--launcher", "mpi", "--calls", "20", "--timeout-ms", "20000"}),
-      90s);
+  const auto r = launch_test::run_command(hosts.on(0, {HOSTS_MPIRUN_PATH,
+                                                       "--allow-run-as-root",
+                                                       "--oversubscribe",
+                                                       "-n",
+                                                       "4",
+                                                       "--host",
+                                                       "host0:2,host1:2",
+                                                       "--mca",
+                                                       "plm_rsh_agent",
+                                                       hosts.rsh_agent(),
+                                                       "-x",
+                                                       "MASTER_ADDR=" + hosts.address(0),
+                                                       "-x",
+                                                       "MASTER_PORT=29500",
+                                                       HOST_JOB_PATH,
+                                                       "--launcher",
+                                                       "mpi",
+                                                       "--calls",
+                                                       "20",
+                                                       "--timeout-ms",
+                                                       "20000"}),
+                                          90s);
   ASSERT_FALSE(r.timed_out) << r.out << r.err;
   EXPECT_EQ(r.exit_code(), 0) << r.out << r.err;
   int ok = 0;
