@@ -122,11 +122,41 @@ std::string seconds_ago(std::int64_t then_us, std::int64_t now_us) {
   return text;
 }
 
+// What the store's host knows of an absent rank's connection: silent (open, but no request for
+// longer than the publisher's rounds take: alive but cut off, or frozen), closed (it left), or
+// nothing to add (talking, waiting in a request, unknown).
+enum class Contact { nothing, silent, closed };
+constexpr auto silent_after = std::chrono::milliseconds(1000);
+
+Contact contact_of(const Store::RankContact& c) {
+  using State = Store::RankContact::State;
+  if (c.state == State::closed) return Contact::closed;
+  if (c.state == State::open && c.since >= silent_after) return Contact::silent;
+  return Contact::nothing;
+}
+
+std::string contact_note(Contact contact, bool one) {
+  switch (contact) {
+    case Contact::silent:
+      return std::string(", unreachable: ") +
+             (one ? "its connection to the store is" : "their connections to the store are") +
+             " open but silent (cut off by a partition, or " +
+             (one ? "its host is" : "their hosts are") + " down or frozen)";
+    case Contact::closed:
+      return std::string(", gone: ") +
+             (one ? "its connection to the store" : "their connections to the store") +
+             " closed (exited or crashed)";
+    case Contact::nothing: break;
+  }
+  return "";
+}
+
 // The absent ranks' phrases, ranks whose phrases read the same joined ("ranks 4-6 never
-// arrived ...").
-std::string absent_text(const std::vector<int>& absent,
+// arrived ..."), each with its host and what the store knows of its connection.
+std::string absent_text(const CallLog& log, const std::vector<int>& absent,
                         const std::vector<std::vector<CallRecord>>& records,
-                        const std::string& group, std::uint64_t current_seq) {
+                        const std::vector<Store::RankContact>& contacts, const std::string& group,
+                        std::uint64_t current_seq) {
   struct Phrase {
     std::string text;  // for one rank, without its "rank N"
     std::vector<int> ranks;
@@ -134,8 +164,13 @@ std::string absent_text(const std::vector<int>& absent,
   };
   std::vector<Phrase> phrases;
   const std::int64_t now = wall_clock_us();
+  const auto phrase = [&](const std::vector<int>& ranks, std::size_t i) {
+    const Contact contact = contact_of(contacts[i]);
+    return describe_absent(ranks, records[i], group, now, current_seq, log.host_suffix(absent[i])) +
+           contact_note(contact, ranks.size() == 1);
+  };
   for (std::size_t i = 0; i < absent.size(); ++i) {
-    const std::string text = describe_absent({absent[i]}, records[i], group, now, current_seq);
+    const std::string text = phrase({absent[i]}, i);
     const std::string body = text.substr(text.find(' ', 5));
     auto it = std::find_if(phrases.begin(), phrases.end(),
                            [&](const Phrase& p) { return p.text == body; });
@@ -143,9 +178,7 @@ std::string absent_text(const std::vector<int>& absent,
     else it->ranks.push_back(absent[i]);
   }
   std::string out;
-  for (const Phrase& p : phrases)
-    out += (out.empty() ? "" : "; ") +
-           describe_absent(p.ranks, records[p.first], group, now, current_seq);
+  for (const Phrase& p : phrases) out += (out.empty() ? "" : "; ") + phrase(p.ranks, p.first);
   return out;
 }
 
@@ -172,9 +205,9 @@ std::string roll_key(const GroupSite& site, std::uint64_t seq) {
 
 std::string describe_absent(const std::vector<int>& ranks, const std::vector<CallRecord>& records,
                             const std::string& group, std::int64_t now_us,
-                            std::uint64_t current_seq) {
+                            std::uint64_t current_seq, const std::string& where) {
   const bool one = ranks.size() == 1;
-  const std::string who = ranks_phrase(ranks);
+  const std::string who = ranks_phrase(ranks) + where;
   if (records.empty())
     return who + " never arrived (" + (one ? "it has" : "they have") + " published no call)";
   // The newest call: named by number when it is on this group, in full when elsewhere.
@@ -223,8 +256,14 @@ void diagnose_timeout(const GroupSite& site, const CallRecord& mine, const std::
   for (std::size_t i = 0; i < roll.absent.size(); ++i)  // an absent rank's own record of the call
     if (const CallRecord* r = find_call(published[i], site.key, mine.seq))
       calls.push_back({roll.absent[i], *r});
+  std::vector<Store::RankContact> contacts(roll.absent.size());
+  try {
+    if (!roll.absent.empty()) contacts = log.store->contacts(roll.absent, window);
+  } catch (const dist::Error&) {  // the store is gone or slow: its knowledge is not added
+  }
   const std::string absent =
-      roll.absent.empty() ? "" : absent_text(roll.absent, published, site.key, mine.seq);
+      roll.absent.empty() ? ""
+                          : absent_text(log, roll.absent, published, contacts, site.key, mine.seq);
   throw_if_desync(site, mine.seq, std::move(calls), absent);
   throw_if_behind_and_desync(site, mine, roll.absent, published, absent);
   throw_if_desync_published(log);

@@ -26,9 +26,10 @@ void diagnose_failure(const GroupSite& site, const CallRecord& mine, int failed)
 // and has not called since"), from the first one's published records (newest last; none: it
 // never published). `group` is the failed call's group key and `current_seq` its number there
 // (0: unknown); a record older than the calls that completed with these ranks since is stated as
-// such ("last heard of in call #35 ..."). `now_us` on the wall clock.
+// such ("last heard of in call #35 ..."). `now_us` on the wall clock; `where` follows the ranks
+// (" on host1").
 std::string describe_absent(const std::vector<int>& ranks, const std::vector<CallRecord>& records,
                             const std::string& group, std::int64_t now_us,
-                            std::uint64_t current_seq = 0);
+                            std::uint64_t current_seq = 0, const std::string& where = "");
 
 }  // namespace dist::core

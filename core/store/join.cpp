@@ -21,16 +21,14 @@ std::string names_of(const std::vector<int> &ranks) {
 }
 }  // namespace
 
-void wait_for_members(Store &store, const std::vector<int> &global_ranks,
-                      int rank, std::chrono::milliseconds timeout,
-                      const std::string &who, const std::string &group,
-                      const std::string &hint) {
+void wait_for_members(Store &store, const std::vector<int> &global_ranks, int rank,
+                      std::chrono::milliseconds timeout, const std::string &who,
+                      const std::string &group, const std::string &hint) {
   const auto key = [](std::size_t r) { return "joined/" + std::to_string(r); };
   store.set(key(static_cast<std::size_t>(rank)), {});
   std::vector<std::string> keys;
   keys.reserve(global_ranks.size());
-  for (std::size_t r = 0; r < global_ranks.size(); ++r)
-    keys.push_back(key(r));
+  for (std::size_t r = 0; r < global_ranks.size(); ++r) keys.push_back(key(r));
   try {
     store.wait(keys, timeout);
   } catch (const TimeoutError &) {
@@ -54,4 +52,4 @@ void wait_for_members(Store &store, const std::vector<int> &global_ranks,
   }
 }
 
-} // namespace dist::core
+}  // namespace dist::core

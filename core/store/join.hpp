@@ -21,4 +21,4 @@ DIST_API void wait_for_members(Store &store, const std::vector<int> &global_rank
                                std::chrono::milliseconds timeout, const std::string &who,
                                const std::string &group, const std::string &hint);
 
-} // namespace dist::core
+}  // namespace dist::core

@@ -76,6 +76,11 @@ std::vector<std::string> Store::missing(const std::vector<std::string>& keys,
 
 Store::HostReach Store::reach_host(std::chrono::milliseconds) const { return HostReach::unknown; }
 
+std::vector<Store::RankContact> Store::contacts(const std::vector<int>& ranks,
+                                                std::chrono::milliseconds) {
+  return std::vector<RankContact>(ranks.size());
+}
+
 void Store::do_set_within(const std::string& key, const Bytes& value, std::chrono::milliseconds) {
   do_set(key, value);
 }

@@ -6,10 +6,13 @@
 namespace dist::core::tcp_store {
 
 namespace {
-template <class U> void put_le(Bytes& out, U v) {
-  for (std::size_t i = 0; i < sizeof(U); ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+template <class U>
+void put_le(Bytes& out, U v) {
+  for (std::size_t i = 0; i < sizeof(U); ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
-template <class U> U get_le(const char* p) {
+template <class U>
+U get_le(const char* p) {
   U v = 0;
   for (std::size_t i = 0; i < sizeof(U); ++i)
     v = static_cast<U>(v | static_cast<U>(static_cast<unsigned char>(p[i])) << (8 * i));
@@ -30,13 +33,15 @@ Writer& Writer::u64(std::uint64_t v) {
   return *this;
 }
 Writer& Writer::str(const std::string& s) {
-  if (s.size() > UINT32_MAX) throw ProtocolError("a string of " + std::to_string(s.size()) + " bytes");
+  if (s.size() > UINT32_MAX)
+    throw ProtocolError("a string of " + std::to_string(s.size()) + " bytes");
   u32(static_cast<std::uint32_t>(s.size()));
   out_.insert(out_.end(), s.begin(), s.end());
   return *this;
 }
 Writer& Writer::bytes(const Bytes& b) {
-  if (b.size() > UINT32_MAX) throw ProtocolError("a value of " + std::to_string(b.size()) + " bytes");
+  if (b.size() > UINT32_MAX)
+    throw ProtocolError("a value of " + std::to_string(b.size()) + " bytes");
   u32(static_cast<std::uint32_t>(b.size()));
   out_.insert(out_.end(), b.begin(), b.end());
   return *this;

@@ -29,7 +29,8 @@ inline constexpr std::size_t header_size = 4;
 // A connection's first request is `hello` (rank or -1, whether this is its first connection, the
 // job's secret); `missing` answers which of its keys are unset. compare_set (key, expected,
 // desired) answers the value compare_set returns, delete_key (key) whether the key was set,
-// num_keys how many keys are set.
+// num_keys how many keys are set, contacts (u32 count, u32 ranks) the state of each rank's
+// connection (u8 Store::RankContact::State, u64 milliseconds since).
 enum class Command : std::uint8_t {
   set = 1,
   get = 2,
@@ -40,7 +41,8 @@ enum class Command : std::uint8_t {
   hello = 7,
   compare_set = 8,
   delete_key = 9,
-  num_keys = 10
+  num_keys = 10,
+  contacts = 11
 };
 enum class Status : std::uint8_t { ok = 0, missing = 1, timeout = 2, error = 3 };
 

@@ -145,6 +145,31 @@ const TcpStoreServer* TCPStore::server() const { return impl_->server.get(); }
 int TCPStore::host_rank() const { return impl_->options.server_rank; }
 bool TCPStore::hosted_here() const { return impl_->server != nullptr; }
 
+std::vector<Store::RankContact> TCPStore::contacts(const std::vector<int>& ranks,
+                                                   std::chrono::milliseconds timeout) {
+  check_key_count(ranks.size(), impl_->options.max_keys, "contacts");
+  Writer w;
+  w.u8(static_cast<std::uint8_t>(Command::contacts)).u32(static_cast<std::uint32_t>(ranks.size()));
+  for (const int r : ranks) w.u32(static_cast<std::uint32_t>(r));
+  const Bytes reply = impl_->client->exchange(frame_of(w, impl_->options.max_message, "contacts"),
+                                              Clock::now() + timeout, "contacts");
+  Reader in(reply);
+  const Status status = status_of(in);
+  if (status != Status::ok) throw_reply(in, status, "contacts");
+  if (in.u32() != ranks.size())
+    throw BackendError("TcpStore: the store's reply to contacts lists another number of ranks");
+  std::vector<RankContact> out(ranks.size());
+  for (auto& c : out) {
+    const std::uint8_t state = in.u8();
+    if (state > static_cast<std::uint8_t>(RankContact::State::closed))
+      throw BackendError("TcpStore: the store's reply to contacts holds an unknown state");
+    c.state = static_cast<RankContact::State>(state);
+    c.since = std::chrono::milliseconds(static_cast<std::int64_t>(in.u64()));
+  }
+  in.done();
+  return out;
+}
+
 Store::HostReach TCPStore::reach_host(std::chrono::milliseconds timeout) const {
   if (hosted_here()) return HostReach::unknown;
   asio::io_context io;

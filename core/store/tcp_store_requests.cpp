@@ -172,9 +172,10 @@ Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, cons
   try {
     return handle(session, command, in);
   } catch (const TooManyKeys& e) {  // refused before decoding: the connection stays in step
-    const char* name = command == Command::wait    ? "wait"
-                       : command == Command::check ? "check"
-                                                   : "missing";
+    const char* name = command == Command::wait       ? "wait"
+                       : command == Command::check    ? "check"
+                       : command == Command::contacts ? "contacts"
+                                                      : "missing";
     return error_reply("TcpStore: a " + std::string(name) + " request of " +
                        std::to_string(e.count) + " keys exceeds the store's limit of " +
                        std::to_string(e.limit) + " keys per request (TcpStoreOptions::max_keys)");
@@ -226,6 +227,7 @@ Bytes TcpStoreServer::Impl::handle(const std::shared_ptr<Session>& session, Comm
           .u8(static_cast<std::uint8_t>(Status::ok))
           .u64(static_cast<std::uint64_t>(data.size()))
           .finish();
+    case Command::contacts: return handle_contacts(in);
     case Command::hello: break;
   }
   throw ProtocolError("unknown command");
@@ -246,6 +248,32 @@ Bytes TcpStoreServer::Impl::handle_wait(const std::shared_ptr<Session>& session,
   return {};
 }
 
+Bytes TcpStoreServer::Impl::handle_contacts(Reader& in) {
+  const std::uint32_t count = in.u32();
+  if (count > options.max_keys) throw TooManyKeys(count, options.max_keys);
+  Writer out;
+  out.u8(static_cast<std::uint8_t>(Status::ok)).u32(count);
+  const auto now = std::chrono::steady_clock::now();
+  const auto ms = [&](std::chrono::steady_clock::time_point then) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - then).count());
+  };
+  using State = Store::RankContact::State;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const auto rank = static_cast<int>(in.u32());
+    const auto open = ranks.find(rank);
+    const auto holder = open == ranks.end() ? nullptr : open->second.lock();
+    if (holder && holder->open())
+      out.u8(static_cast<std::uint8_t>(holder->parked() ? State::waiting : State::open))
+          .u64(ms(holder->last_heard()));
+    else if (const auto gone = left.find(rank); gone != left.end())
+      out.u8(static_cast<std::uint8_t>(State::closed)).u64(ms(gone->second));
+    else out.u8(static_cast<std::uint8_t>(State::unknown)).u64(0);
+  }
+  in.done();
+  return out.finish(options.max_message);
+}
+
 void TcpStoreServer::Impl::finish_waiter(const std::shared_ptr<Waiter>& waiter, bool timed_out) {
   if (waiter->done) return;
   waiter->done = true;
@@ -262,7 +290,10 @@ void TcpStoreServer::Impl::finish_waiter(const std::shared_ptr<Waiter>& waiter, 
 void TcpStoreServer::Impl::forget(const Session* session, int rank) {
   if (const auto it = ranks.find(rank); it != ranks.end()) {
     const auto holder = it->second.lock();
-    if (!holder || holder.get() == session) ranks.erase(it);
+    if (!holder || holder.get() == session) {
+      ranks.erase(it);
+      left[rank] = std::chrono::steady_clock::now();
+    }
   }
   claimed = ranks.size();
   for (auto it = waiters.begin(); it != waiters.end();) {

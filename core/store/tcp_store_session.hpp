@@ -43,8 +43,10 @@ struct TcpStoreServer::Impl {
   TcpStoreServerOptions options;
   std::map<std::string, Bytes, std::less<>> data;
   std::size_t total = 0;  // bytes of every key and value in `data`
-  // Who claimed each rank in its hello: open connections only (close() forgets its claim).
+  // Who claimed each rank in its hello: open connections only (close() forgets its claim, and
+  // `left` keeps when).
   std::map<int, std::weak_ptr<Session>> ranks;
+  std::map<int, std::chrono::steady_clock::time_point> left;
   std::atomic<std::size_t> claimed{0};  // ranks.size(), for claimed_ranks()
   std::atomic<std::size_t> joined{0};   // accepted first hellos, for joined_clients()
   std::list<std::shared_ptr<Waiter>> waiters;
@@ -64,6 +66,7 @@ struct TcpStoreServer::Impl {
   Bytes handle_compare_set(Reader& in);
   Bytes handle_delete_key(Reader& in);
   Bytes handle_wait(const std::shared_ptr<Session>& session, Reader& in);
+  Bytes handle_contacts(Reader& in);
   // Stores key=value unless it breaks a limit (then the refusal's text).
   std::string put(const std::string& key, Bytes value);
   std::vector<std::string> missing(const std::vector<std::string>& keys) const;
@@ -140,6 +143,8 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   bool open() const { return !closed_; }
+  bool parked() const { return parked_; }
+  std::chrono::steady_clock::time_point last_heard() const { return last_heard_; }
 
   std::string peer;  // the client's address:port, for errors
   bool authenticated = false;
@@ -184,6 +189,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_request() {
     busy_ = true;
+    last_heard_ = std::chrono::steady_clock::now();
     Bytes answer;
     try {
       answer = authenticated ? server_.handle(shared_from_this(), body_)
@@ -205,6 +211,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool reading_ = false;         // a header read is in flight
   bool header_waiting_ = false;  // a header arrived while the reply was being written
   bool parked_ = false;          // a wait is parked, its reply not yet started
+  std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   char header_[header_size] = {};
   std::size_t expected_ = 0;
   Bytes body_;

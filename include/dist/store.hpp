@@ -88,6 +88,18 @@ class DIST_API Store {
   // in this process or one that cannot tell.
   enum class HostReach { unknown, accepting, refused, silent };
   virtual HostReach reach_host(std::chrono::milliseconds timeout) const;
+  // what the store's host knows of the connections of `ranks` (world ranks whose clients claimed
+  // them, as dist's rendezvous stores' do): open, with how long since the rank's last request;
+  // waiting in a request now; closed, and since when; unknown (never claimed, or a store that
+  // cannot tell: the default). For a rank that stopped answering, a silent open connection means
+  // alive but cut off (or frozen), a closed one that it exited.
+  struct RankContact {
+    enum class State : std::uint8_t { unknown, open, waiting, closed };
+    State state = State::unknown;
+    std::chrono::milliseconds since{0};
+  };
+  virtual std::vector<RankContact> contacts(const std::vector<int>& ranks,
+                                            std::chrono::milliseconds timeout);
 
  protected:
   // What an implementation provides. The public calls check their arguments and pass the
@@ -139,6 +151,8 @@ class DIST_API TCPStore final : public Store {
   int host_rank() const override;
   bool hosted_here() const override;
   HostReach reach_host(std::chrono::milliseconds timeout) const override;
+  std::vector<RankContact> contacts(const std::vector<int>& ranks,
+                                    std::chrono::milliseconds timeout) override;
 
  protected:
   void do_set(const std::string& key, const Bytes& value) override;
@@ -235,6 +249,10 @@ class DIST_API PrefixStore final : public Store {
   bool hosted_here() const override { return base_->hosted_here(); }
   HostReach reach_host(std::chrono::milliseconds timeout) const override {
     return base_->reach_host(timeout);
+  }
+  std::vector<RankContact> contacts(const std::vector<int>& ranks,
+                                    std::chrono::milliseconds timeout) override {
+    return base_->contacts(ranks, timeout);
   }
 
  protected:

@@ -99,6 +99,7 @@ std::map<std::string, Bytes> corpus_samples() {
         request(Command::delete_key).str("d").finish(),
         request(Command::delete_key).str("d").finish()}},
       {"num_keys", {request(Command::num_keys).finish()}},
+      {"contacts", {request(Command::contacts).u32(3).u32(0).u32(1).u32(7).finish()}},
       {"set_get_add",
        {request(Command::set).str("k").bytes(std::vector<char>(100, 'x')).finish(),
         request(Command::get).str("k").finish(),

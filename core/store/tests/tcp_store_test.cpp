@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/store/hash_store.hpp"
 #include "core/store/tests/raw_socket.hpp"
 #include "core/store/tests/store_options.hpp"
 #include "dist/errors.hpp"
@@ -281,4 +282,36 @@ TEST(TcpStore, AStoreWithoutRankClaimsLetsAnyClientWriteEveryKey) {
   TcpStore client(options(false, server.port()));
   client.set("calls/status/0", to_bytes("x"));
   EXPECT_EQ(dist::core::to_string(server.get("calls/status/0", 1s)), "x");
+}
+
+// What the store's host knows of the ranks' connections, for the diagnosis of a rank that stopped
+// answering: open (and how long silent), waiting in a request, closed (it exited), or unknown.
+TEST(TcpStore, ContactsSayWhoseConnectionIsOpenSilentWaitingOrClosed) {
+  using State = dist::Store::RankContact::State;
+  auto server_options = options(true, 0);
+  server_options.rank = 0;
+  server_options.world_size = 4;
+  TcpStore server(server_options);
+  const auto member = [&](int rank) {
+    auto o = options(false, server.port());
+    o.rank = rank;
+    return std::make_unique<TcpStore>(o);
+  };
+  auto one = member(1);
+  auto two = member(2);
+  auto three = member(3);
+  one.reset();  // rank 1 exits
+  std::jthread waiting([&] { EXPECT_THROW(three->wait({"never"}, 2s), dist::TimeoutError); });
+  std::this_thread::sleep_for(300ms);
+  const auto c = server.contacts({0, 1, 2, 3, 9}, 1s);
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_EQ(c[0].state, State::open);  // this request's own connection
+  EXPECT_LT(c[0].since, 100ms);
+  EXPECT_EQ(c[1].state, State::closed);
+  EXPECT_GE(c[1].since, 250ms);
+  EXPECT_EQ(c[2].state, State::open);
+  EXPECT_GE(c[2].since, 250ms);  // silent since its hello
+  EXPECT_EQ(c[3].state, State::waiting);
+  EXPECT_EQ(c[4].state, State::unknown);
+  EXPECT_EQ(dist::core::HashStore().contacts({0}, 1s).front().state, State::unknown);
 }

@@ -38,7 +38,7 @@ void expect_all_ok(const JobOutcome& job, int calls) {
   EXPECT_NE(job.hosts[0].distrun.out.find(line), std::string::npos) << job.text();
 }
 
-// The ranks of `host` (ranks_per_host 2) failed in time: the first to raise did so within
+// The ranks of `host` (2 a host) failed in time: the first to raise did so within
 // `bound_ms` of the fault; each that raised took at most destroy_bound_ms in destroy_dist and
 // exited within exit_bound_ms of its error, and any other was stopped by its distrun (a peer's
 // failure stops the rest of a host's ranks), whose distrun ended within exit_bound_ms of the first
@@ -186,11 +186,37 @@ TEST(Hosts, APermanentPartitionIsNamedOnBothSides) {
   hosts_test::report("a permanent partition", job);
   const long long bound = spec.timeout_ms + roll_call_bound_ms;
   const std::string store_side = expect_side_failed_in_time(job, 0, bound);
-  EXPECT_NE(store_side.find("ranks 2, 3 were last heard of in call #"), std::string::npos)
+  EXPECT_NE(store_side.find("ranks 2, 3 on host1 were last heard of in call #"), std::string::npos)
+      << store_side;
+  EXPECT_NE(store_side.find("unreachable: their connections to the store are open but silent"),
+            std::string::npos)
       << store_side;
   const std::string cut_off = expect_side_failed_in_time(job, 1, bound);
   EXPECT_NE(cut_off.find("the store's host, rank 0 on host0, is unreachable"), std::string::npos)
       << cut_off;
+}
+
+// Three hosts, and the store's host (host 0) cut off: hosts 1 and 2 still reach each other but
+// not the store; every side names the unreachable ranks and their host within the bound.
+TEST(Hosts, AnIsolatedStoreHostIsNamedOnEverySide) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(3);
+  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
+  spec.once_ready = [&] {
+    std::this_thread::sleep_for(300ms);
+    hosts.cut_off(0);
+  };
+  const auto job = run_job(hosts, spec);
+  hosts_test::report("the store host cut off (3 hosts)", job);
+  const long long bound = spec.timeout_ms + roll_call_bound_ms;
+  const std::string store_side = expect_side_failed_in_time(job, 0, bound);
+  for (const char* host : {"on host1", "on host2"})  // ranks whose last calls differ read apart
+    EXPECT_NE(store_side.find(host), std::string::npos) << store_side;
+  EXPECT_NE(store_side.find("unreachable"), std::string::npos) << store_side;
+  for (const int side : {1, 2}) {
+    const std::string e = expect_side_failed_in_time(job, side, bound);
+    EXPECT_NE(e.find("the store's host, rank 0 on host0, is unreachable"), std::string::npos) << e;
+  }
 }
 
 // A 3 s partition inside a 20 s timeout: every call completes once the link is back.
