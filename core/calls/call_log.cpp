@@ -64,6 +64,9 @@ void CallLog::add_members(const std::string& key, std::vector<int> world_ranks) 
 }
 
 void CallLog::set_hosts(std::vector<std::string> hosts) {
+  // On one host, naming it says nothing.
+  if (std::all_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h == hosts.front(); }))
+    hosts.clear();
   std::lock_guard lock(hosts_mutex_);
   hosts_ = std::move(hosts);
 }

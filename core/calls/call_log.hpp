@@ -52,8 +52,8 @@ struct CallLog {
   [[noreturn]] void throw_desync();
   static constexpr std::chrono::milliseconds desync_linger{5000};
 
-  // Each world rank's host, when the launcher gathered them (init_dist), so errors say where a
-  // rank is; host_suffix(r) is " on <host>" then, else "".
+  // Each world rank's host, when the launcher gathered them (init_dist) and they are not all one,
+  // so errors say where a rank is; host_suffix(r) is " on <host>" then, else "".
   void set_hosts(std::vector<std::string> hosts);
   std::string host_suffix(int world_rank) const;
 
