@@ -88,7 +88,20 @@ void FileStore::refresh_locked() {
   const off_t end = ::lseek(fd_, 0, SEEK_END);
   if (end < 0) throw_os("seeking in", path_);
   if (end <= read_offset_) return;
-  Bytes data(static_cast<std::size_t>(end - read_offset_));
+  // A store's records are small: a file that grew by more than this (a sparse or foreign file) is
+  // refused, never allocated (it escaped as std::bad_alloc).
+  constexpr off_t most_unread = off_t{1} << 30;
+  if (end - read_offset_ > most_unread)
+    throw BackendError("FileStore: '" + path_ + "' holds " + std::to_string(end - read_offset_) +
+                       " unread bytes, more than a store's records can (1 GiB): is it a store "
+                       "file, and is it shared by this job only?");
+  Bytes data;
+  try {
+    data.resize(static_cast<std::size_t>(end - read_offset_));
+  } catch (const std::bad_alloc&) {
+    throw BackendError("FileStore: no memory to read the " + std::to_string(end - read_offset_) +
+                       " new bytes of '" + path_ + "'");
+  }
   std::size_t got = 0;
   while (got < data.size()) {
     const ssize_t n = ::pread(fd_, data.data() + got, data.size() - got,

@@ -27,10 +27,11 @@ inline constexpr std::size_t max_hello = 4096;
 inline constexpr std::size_t header_size = 4;
 
 // A connection's first request is `hello` (rank or -1, whether this is its first connection, the
-// job's secret); `missing` answers which of its keys are unset. compare_set (key, expected,
-// desired) answers the value compare_set returns, delete_key (key) whether the key was set,
-// num_keys how many keys are set, contacts (u32 count, u32 ranks) the state of each rank's
-// connection (u8 Store::RankContact::State, u64 milliseconds since).
+// job's secret, and optionally the world size the client was given); `missing` answers which of its
+// keys are unset. compare_set (key, expected, desired) answers the value compare_set returns,
+// delete_key (key) whether the key was set, num_keys how many keys are set, contacts (u32 count,
+// u32 ranks) the state of each rank's connection (u8 Store::RankContact::State, u64 milliseconds
+// since).
 enum class Command : std::uint8_t {
   set = 1,
   get = 2,
@@ -92,6 +93,8 @@ class Reader {
   std::vector<std::string> strings(std::size_t max_count);
   // Throws ProtocolError unless every byte was consumed.
   void done() const;
+  // Whether every byte was consumed (an optional trailing field is absent).
+  bool at_end() const { return pos_ == data_.size(); }
 
  private:
   const char* take(std::size_t n);

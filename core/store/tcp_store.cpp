@@ -120,7 +120,8 @@ TCPStore::TCPStore(const TcpStoreOptions& options) : impl_(std::make_unique<Impl
   set_timeout(o.timeout);
   impl_->client = std::make_unique<core::TcpStoreClient>(o);
   {
-    std::lock_guard lock(impl_->client->mutex);
+    const core::TcpStoreClient::Turn turn(*impl_->client, Clock::now() + std::chrono::hours(24),
+                                          "connect");
     impl_->client->connect(start + o.timeout);
   }
   if (!impl_->server || o.wait_for_workers <= 0) return;

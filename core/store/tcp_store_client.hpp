@@ -1,5 +1,5 @@
 // TcpStoreClient: a TCPStore's connection to its server: connects (retrying until the deadline
-// while the server is not up), says hello, and runs one request at a time (under a mutex that a
+// while the server is not up), says hello, and runs one request at a time (a Turn, which a
 // request waits for only until its own deadline) on a private io_context with a deadline; a
 // timed-out or broken connection is closed and re-established by a later request. Once a request
 // got no answer, or a reconnect failed, requests fail at once with that failure for a short
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <asio.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -104,10 +105,7 @@ struct TcpStoreClient {
 
   // Sends one request frame and returns the reply's payload.
   Bytes exchange(const Bytes& frame, Clock::time_point deadline, const std::string& what) {
-    std::unique_lock lock(mutex, std::defer_lock);
-    if (!lock.try_lock_until(deadline))
-      throw TimeoutError("TcpStore: " + what + " was not sent: another thread's request to the " +
-                         "store at " + where + " held the connection until its deadline");
+    const Turn turn(*this, deadline, what);
     if (failure && Clock::now() < retry_at) failure->rethrow(what);
     // A store that let a request pass its deadline (its host frozen) gets a short budget until
     // it answers again, so failure and exit paths do not each wait a whole timeout.
@@ -131,6 +129,34 @@ struct TcpStoreClient {
       throw;
     }
   }
+
+  // One request at a time on the connection, each waiting for its turn only until its own
+  // deadline. (A condition variable, not std::timed_mutex: ThreadSanitizer does not see the
+  // pthread_mutex_clocklock that try_lock_until uses, and reports every unlock after it.)
+  class Turn {
+   public:
+    Turn(TcpStoreClient& client, Clock::time_point deadline, const std::string& what)
+        : client_(client) {
+      std::unique_lock lock(client_.turn_mutex);
+      if (!client_.turn_free.wait_until(lock, deadline, [&] { return !client_.busy; }))
+        throw TimeoutError("TcpStore: " + what + " was not sent: another thread's request to " +
+                           "the store at " + client_.where + " held the connection until its " +
+                           "deadline");
+      client_.busy = true;
+    }
+    ~Turn() {
+      {
+        std::lock_guard lock(client_.turn_mutex);
+        client_.busy = false;
+      }
+      client_.turn_free.notify_one();
+    }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+   private:
+    TcpStoreClient& client_;
+  };
 
   // What the last failure was, so requests in its backoff fail at once the same way.
   struct Failure {
@@ -193,7 +219,8 @@ struct TcpStoreClient {
     w.u8(static_cast<std::uint8_t>(tcp_store::Command::hello))
         .u32(static_cast<std::uint32_t>(options.rank))
         .u8(was_connected ? 0 : 1)
-        .str(options.secret);
+        .str(options.secret)
+        .u32(static_cast<std::uint32_t>(std::max(options.world_size, 0)));
     const Bytes reply = roundtrip(w.finish(tcp_store::max_hello), deadline, "hello");
     tcp_store::Reader in(reply);
     if (static_cast<tcp_store::Status>(in.u8()) == tcp_store::Status::ok) return;
@@ -206,7 +233,9 @@ struct TcpStoreClient {
   std::string where;
   asio::io_context io;
   tcp::socket socket{io};
-  std::timed_mutex mutex;
+  std::mutex turn_mutex;  // guards busy; Turn holds the connection, not this mutex
+  std::condition_variable turn_free;
+  bool busy = false;
   bool connected = false;
   bool was_connected = false;
   bool unresponsive = false;

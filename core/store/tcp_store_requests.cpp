@@ -58,12 +58,19 @@ Bytes TcpStoreServer::Impl::handle_hello(const std::shared_ptr<Session>& session
   const auto rank = static_cast<std::int32_t>(in.u32());
   const bool first = in.u8() != 0;
   const std::string secret = in.str();
+  const std::uint32_t their_world = in.at_end() ? 0 : in.u32();
   in.done();
   if (!same_secret(secret, options.secret))
     return error_reply(secret.empty()
                            ? "the store requires the job's secret and this client has "
                              "none (DIST_STORE_SECRET is unset in its environment)"
                            : "this client's secret (DIST_STORE_SECRET) is not the job's");
+  if (their_world > 0 && options.world_size > 0 &&
+      their_world != static_cast<std::uint32_t>(options.world_size))
+    return error_reply("this connection from " + session->peer + " was given WORLD_SIZE=" +
+                       std::to_string(their_world) + ", but the store's host (rank 0) was given " +
+                       std::to_string(options.world_size) +
+                       " (is WORLD_SIZE the same for every process?)");
   if (rank >= 0 && options.world_size > 0 && rank >= options.world_size)
     return error_reply("this connection from " + session->peer + " claims rank " +
                        std::to_string(rank) + ", but the store serves a world of " +

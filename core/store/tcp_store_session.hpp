@@ -165,6 +165,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const std::size_t cap = authenticated ? server_.options.max_message : max_hello;
     if (expected_ == 0 || expected_ > cap) return reject();
     body_.clear();
+    armed_at_ = 0;
     if (authenticated) arm_idle();  // a half-sent message is dropped after idle_timeout
     read_body();
   }
@@ -179,7 +180,12 @@ class Session : public std::enable_shared_from_this<Session> {
       if (ec) return self->close();
       self->body_.resize(old + n);
       if (self->body_.size() < self->expected_) {
-        self->arm_idle();
+        // The deadline restarts only for a chunk's worth of progress, never for a trickle: a
+        // client sending a byte now and then (a hello above all) is dropped at idle_timeout.
+        if (self->authenticated && self->body_.size() - self->armed_at_ >= read_chunk) {
+          self->arm_idle();
+          self->armed_at_ = self->body_.size();
+        }
         return self->read_body();
       }
       self->idle_.cancel();
@@ -214,6 +220,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   char header_[header_size] = {};
   std::size_t expected_ = 0;
+  std::size_t armed_at_ = 0;  // body bytes when the idle deadline was last armed
   Bytes body_;
   Bytes reply_;
 };

@@ -2,11 +2,13 @@
 // in-process cluster (one thread per rank), with that thread's dist:: context bound to its rank.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -90,8 +92,12 @@ struct Cluster {
   // the OS's limits: pid_max, vm.max_map_count, memory.)
   static constexpr int max_world_size = 1 << 16;
 
+  // nodes x ranks_per_node, saturated to int's range: a shape that overflows reads as INT_MAX
+  // (or INT_MIN), never as a small wrapped number.
   int world_size() const {
-    return static_cast<int>(static_cast<long long>(nodes) * ranks_per_node);
+    const long long n = static_cast<long long>(nodes) * ranks_per_node;
+    return static_cast<int>(
+        std::clamp<long long>(n, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
   }
 };
 
@@ -112,7 +118,8 @@ class DIST_API RunError : public Error {
       : Error(code, message), outcomes_(std::move(outcomes)) {}
   const std::vector<Outcome>& outcomes() const noexcept { return outcomes_; }
   // Whether rank r failed with an exception of type E.
-  template <class E> bool failed_with(int rank) const {
+  template <class E>
+  bool failed_with(int rank) const {
     const auto& e = outcomes_.at(static_cast<std::size_t>(rank)).error;
     if (!e) return false;
     try {
@@ -129,7 +136,8 @@ class DIST_API RunError : public Error {
 };
 
 // The calling rank's random stream: seeded from Cluster.seed and the rank, so a seeded cluster
-// draws the same numbers on every run. Outside a sim run it is a per-thread stream seeded by the OS.
+// draws the same numbers on every run. Outside a sim run it is a per-thread stream seeded by the
+// OS.
 DIST_API std::mt19937_64& rank_rng();
 
 // Helper threads. dist:: calls act for the calling thread's rank, and a thread a rank starts is

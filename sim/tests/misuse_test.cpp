@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <span>
 #include <string>
@@ -219,6 +220,12 @@ TEST(ClusterChecks, OverflowingAndHugeShapesAreRejectedBeforeAllocating) {
   expect_rejected({.nodes = 3, .ranks_per_node = 1 << 30}, {"max_world_size"});
   expect_rejected({.nodes = 2, .ranks_per_node = Cluster::max_world_size / 2 + 1},
                   {"max_world_size = 65536"});
+  // world_size() saturates where the product overflows int (65536 x 65536 read as 0).
+  EXPECT_EQ((Cluster{.nodes = 65536, .ranks_per_node = 65536}.world_size()),
+            std::numeric_limits<int>::max());
+  EXPECT_EQ((Cluster{.nodes = -65536, .ranks_per_node = 65536}.world_size()),
+            std::numeric_limits<int>::min());
+  EXPECT_EQ((Cluster{.nodes = 3, .ranks_per_node = 5}.world_size()), 15);
 }
 
 }  // namespace

@@ -84,6 +84,21 @@ TEST_P(StoreTest, WaitTimesOutNamingOnlyTheMissingKeys) {
   EXPECT_LT(elapsed, 3s);
 }
 
+// A wait on many keys names a few and counts the rest (20,000 keys made a 309 KB message).
+TEST_P(StoreTest, AWaitOnManyKeysTimesOutWithAShortMessage) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20'000; ++i) keys.push_back("key" + std::to_string(i));
+  try {
+    store_->wait(keys, 100ms);
+    FAIL() << "wait returned";
+  } catch (const dist::TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_LT(what.size(), 1000u) << what.substr(0, 2000);
+    EXPECT_NE(what.find("key0'"), std::string::npos) << what;
+    EXPECT_NE(what.find(" and 19992 more (20000 keys in all)"), std::string::npos) << what;
+  }
+}
+
 TEST_P(StoreTest, GetTimesOutNamingTheKey) {
   try {
     store_->get("never", 50ms);
@@ -172,6 +187,23 @@ TEST(FileStore, LastOfNumWorkersRemovesTheFile) {
     EXPECT_EQ(b->get("k", 1s), to_bytes("v"));
   }
   EXPECT_FALSE(std::filesystem::exists(path));
+  std::filesystem::remove_all(dir);
+}
+
+// A file that is not a store's, or a sparse terabyte: a BackendError naming it, never bad_alloc.
+TEST(FileStore, AHugeFileIsRefusedNotAllocated) {
+  char pattern[] = "/tmp/dist_store_test_XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  const std::string path = dir + "/store";
+  dist::core::FileStore store(path, 1);
+  std::filesystem::resize_file(path, std::uintmax_t{1} << 40);
+  try {
+    store.get("k", 100ms);
+    ADD_FAILURE() << "a 1 TiB store file was read";
+  } catch (const dist::BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("unread bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -159,6 +159,27 @@ TEST(TcpStoreLimits, HalfSentMessageIsDroppedAfterTheIdleDeadline) {
   existing.set("idle clients are not dropped", {});  // a client between requests is kept
 }
 
+// A slow loris: a byte every 100 ms, of a hello and of a message after it. The deadline counts
+// from the message's first byte (each byte restarted it, and such a client stayed for good).
+TEST(TcpStoreLimits, AClientTricklingItsBytesIsDroppedAtTheIdleDeadline) {
+  auto o = options(true, 0);
+  o.idle_timeout = 500ms;
+  TcpStore server(o);
+  for (const bool after_hello : {false, true}) {
+    RawSocket raw(server.port());
+    if (after_hello) raw.send(hello());
+    const std::string trickle = after_hello ? frame(1000, std::string(1000, 'x')) : hello();
+    const auto start = Clock::now();
+    bool closed = false;
+    for (std::size_t i = 0; i < trickle.size() && !closed; ++i) {
+      raw.send(&trickle[i], 1);
+      closed = raw.closed_by_server(100ms);
+    }
+    EXPECT_TRUE(closed) << (after_hello ? "a message" : "a hello") << " trickled in for good";
+    EXPECT_LT(Clock::now() - start, 3s);
+  }
+}
+
 TEST(TcpStoreLimits, ConnectionThatNeverSaysHelloIsDropped) {
   auto o = options(true, 0);
   o.idle_timeout = 300ms;
@@ -282,6 +303,14 @@ TEST(TcpStoreLimits, RankClaimsAreBoundedByOpenConnectionsAndTheWorld) {
   client.rank = 3;
   TcpStore inside(client);
   EXPECT_EQ(world.server()->claimed_ranks(), 1u);
+  // A process given another WORLD_SIZE is told so, not left to time out.
+  client.rank = 1;
+  client.world_size = 3;
+  const auto other_world = error_of<dist::BackendError>([&] { TcpStore c(client); });
+  EXPECT_TRUE(contains(other_world,
+                       "was given WORLD_SIZE=3, but the store's host (rank 0) was "
+                       "given 4"))
+      << other_world;
 }
 
 TEST(TcpStoreLimits, AServerWithASecretRefusesClientsWithoutIt) {

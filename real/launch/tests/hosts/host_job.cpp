@@ -6,6 +6,8 @@
 // it injected). Exit status: 0, 3 after a dist::Error, 2 on a usage error.
 // `host_job --stranger HOST:PORT` is instead a stranger to a job without a secret: it connects to
 // the job's store and tries to write the cross-check's verdict, printing what the store said.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -58,8 +60,8 @@ void run(const Args& a) {
   dist::init_dist(a.launcher, a.launcher == "mpi" ? dist::Backend::mpi : dist::Backend::gloo,
                   {.timeout = std::chrono::milliseconds(a.timeout_ms)});
   const int rank = dist::get_rank(), size = dist::get_world_size();
-  std::printf("ready: rank %d of %d, local %d of %d\n", rank, size, dist::get_local_rank(),
-              dist::get_local_size());
+  std::printf("ready: rank %d of %d, local %d of %d, pid %d\n", rank, size, dist::get_local_rank(),
+              dist::get_local_size(), static_cast<int>(::getpid()));
   std::fflush(stdout);
   long long expected = 0;
   for (int r = 0; r < size; ++r) expected += r + 1;

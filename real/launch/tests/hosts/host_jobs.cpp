@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -25,6 +26,20 @@ int count_of(const std::string& text, const std::string& what) {
   int n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+// (rank, pid) of each "[R] ready: ..., pid P" line.
+std::vector<std::pair<int, long>> ready_pids(const std::string& out) {
+  std::vector<std::pair<int, long>> found;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find("] ready: ");
+    const auto pid = line.rfind(", pid ");
+    if (line.empty() || line[0] != '[' || at == std::string::npos || pid == std::string::npos)
+      continue;
+    found.emplace_back(std::stoi(line.substr(1, at - 1)), std::stol(line.substr(pid + 6)));
+  }
+  return found;
 }
 
 RankOutcome parse_rank(const std::vector<std::string>& lines) {
@@ -68,6 +83,8 @@ JobOutcome run_job(const test_support::Hosts& hosts, const JobSpec& spec) {
   JobOutcome outcome;
   outcome.hosts.resize(static_cast<std::size_t>(n));
   std::atomic<int> ready{0};
+  std::mutex pids_mutex;
+  std::vector<long> pids(static_cast<std::size_t>(n * spec.ranks_per_host), 0);
   const int world = n * spec.ranks_per_host;
   std::vector<std::jthread> threads;
   for (int h = 0; h < n; ++h) {
@@ -94,10 +111,14 @@ JobOutcome run_job(const test_support::Hosts& hosts, const JobSpec& spec) {
       int seen = 0;
       const auto hook = [&](pid_t, const std::string& out, const std::string&) {
         const int now = count_of(out, "] ready: ");
-        if (now > seen) {
-          ready += now - seen;
-          seen = now;
+        if (now <= seen) return;
+        {
+          std::lock_guard lock(pids_mutex);
+          for (const auto& [rank, pid] : ready_pids(out))
+            pids[static_cast<std::size_t>(rank)] = pid;
         }
+        ready += now - seen;
+        seen = now;
       };
       auto& host = outcome.hosts[static_cast<std::size_t>(h)];
       host.distrun = launch_test::run_command(command, spec.limit, spec.env, hook);
@@ -107,7 +128,12 @@ JobOutcome run_job(const test_support::Hosts& hosts, const JobSpec& spec) {
   }
   if (spec.once_ready) {
     while (ready.load() < world) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    spec.once_ready();
+    std::vector<long> known;
+    {
+      std::lock_guard lock(pids_mutex);
+      known = pids;
+    }
+    spec.once_ready(known);
     outcome.fault_ms = wall_ms();
   }
   threads.clear();  // joins

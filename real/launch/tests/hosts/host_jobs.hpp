@@ -25,8 +25,9 @@ struct JobSpec {
   std::chrono::milliseconds limit{60000};       // each distrun is killed after this
   std::vector<std::string> distrun_flags = {};  // e.g. --no-secret
   dist::launch::EnvVars env = {{"DIST_STORE_SECRET", "hosts-test-secret"}};
-  // Called once every rank printed "ready", on a thread of its own (a fault, a stranger).
-  std::function<void()> once_ready = {};
+  // Called once every rank printed "ready", with each rank's pid (world rank order), on a thread
+  // of its own (a fault, a stranger).
+  std::function<void(const std::vector<long>& pids)> once_ready = {};
 };
 
 // What one rank printed, and its times.

@@ -3,6 +3,7 @@
 // kept out of the diagnosis, a lost host and a lost store host named on the other side within
 // their bounds, with every process gone soon after. Skips where namespaces cannot be made.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <optional>
 #include <thread>
@@ -50,7 +51,7 @@ std::string expect_side_failed_in_time(const JobOutcome& job, int host, long lon
   for (const int r : {2 * host, 2 * host + 1}) {
     const auto& rank = job.ranks[static_cast<std::size_t>(r)];
     if (!rank.error_ms) {
-      EXPECT_NE(distrun.distrun.err.find("rank " + std::to_string(r) + ": killed by signal 15"),
+      EXPECT_NE(distrun.distrun.err.find("rank " + std::to_string(r) + ": killed by signal"),
                 std::string::npos)
           << "rank " << r << " neither raised nor was stopped:\n"
           << job.text();
@@ -61,7 +62,7 @@ std::string expect_side_failed_in_time(const JobOutcome& job, int host, long lon
       text = rank.error;
     }
     if (!rank.exit_ms) {  // raised, then stopped by its distrun before it was through
-      EXPECT_NE(distrun.distrun.err.find("rank " + std::to_string(r) + ": killed by signal 15"),
+      EXPECT_NE(distrun.distrun.err.find("rank " + std::to_string(r) + ": killed by signal"),
                 std::string::npos)
           << "rank " << r << " neither exited nor was stopped:\n"
           << job.text();
@@ -115,7 +116,7 @@ TEST(Hosts, AStrangersWordsNeverBecomeARanksError) {
   launch_test::CommandResult stranger;
   JobSpec spec{
       .job_hosts = 2, .calls = 30, .interval_ms = 50, .distrun_flags = {"--no-secret"}, .env = {}};
-  spec.once_ready = [&] {
+  spec.once_ready = [&](const std::vector<long>&) {
     stranger = launch_test::run_command(
         hosts.on(2, {HOST_JOB_PATH, "--stranger", hosts.address(0) + ":29500"}), 20s);
   };
@@ -134,7 +135,7 @@ TEST(Hosts, ALostHostIsNamedOnTheOtherSide) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
   JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
-  spec.once_ready = [&] {
+  spec.once_ready = [&](const std::vector<long>&) {
     std::this_thread::sleep_for(300ms);
     hosts.kill_all(1);
   };
@@ -151,7 +152,7 @@ TEST(Hosts, TheStoreHostsLossIsNamedAndTheRestExitQuickly) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
   JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000, .groups = 4};
-  spec.once_ready = [&] {
+  spec.once_ready = [&](const std::vector<long>&) {
     std::this_thread::sleep_for(300ms);
     hosts.kill_all(0);
   };
@@ -167,7 +168,8 @@ TEST(Hosts, DestroyIsQuickOnceTheStoreHostExited) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
   JobSpec spec{.calls = 10, .timeout_ms = 5000, .groups = 4, .late_destroy_ms = 1000};
-  spec.once_ready = [] {};  // the report's times count from when every rank is ready
+  spec.once_ready = [](const std::vector<long>&) {
+  };  // the report's times count from when every rank is ready
   const auto job = run_job(hosts, spec);
   hosts_test::report("destroy after the store host exited", job);
   expect_all_ok(job, 10);
@@ -183,7 +185,7 @@ TEST(Hosts, APermanentPartitionIsNamedOnBothSides) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
   JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
-  spec.once_ready = [&] {
+  spec.once_ready = [&](const std::vector<long>&) {
     std::this_thread::sleep_for(300ms);
     hosts.cut_off(1);
   };
@@ -207,7 +209,7 @@ TEST(Hosts, AnIsolatedStoreHostIsNamedOnEverySide) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(3);
   JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
-  spec.once_ready = [&] {
+  spec.once_ready = [&](const std::vector<long>&) {
     std::this_thread::sleep_for(300ms);
     hosts.cut_off(0);
   };
@@ -229,7 +231,7 @@ TEST(Hosts, AShortPartitionIsSurvived) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
   JobSpec spec{.calls = 60, .interval_ms = 50, .timeout_ms = 20000};
-  spec.once_ready = [&] {
+  spec.once_ready = [&](const std::vector<long>&) {
     std::this_thread::sleep_for(300ms);
     hosts.cut_off(1);
     std::this_thread::sleep_for(3s);
@@ -251,7 +253,7 @@ TEST(Hosts, DelayAndLossSlowTheJobButNeverBreakIt) {
   hosts.lose(1, 0.02);
   const auto started = hosts_test::wall_ms();
   JobSpec spec{.calls = 10, .timeout_ms = 20000, .groups = 2};
-  spec.once_ready = [] {};
+  spec.once_ready = [](const std::vector<long>&) {};
   const auto job = run_job(hosts, spec);
   hosts_test::report("50 ms delay, 2% loss", job);
   expect_all_ok(job, 10);
@@ -303,6 +305,31 @@ TEST(Hosts, MpiRunsAcrossHostsThroughMpirunsRshAgent) {
   EXPECT_EQ(ok, 4) << r.out << r.err;
   EXPECT_NE(r.out.find("ready: rank 3 of 4, local 1 of 2"), std::string::npos) << r.out;
 #endif
+}
+
+// The store's host freezes (SIGSTOP of rank 0: alive, silent): every other rank names it as
+// stopped or hung within the bound, and all exit at once (they took 12-15 s, then 8 s to exit).
+TEST(Hosts, AFrozenStoreHostIsNamedAndTheOthersExit) {
+  SKIP_WITHOUT_HOSTS();
+  Hosts hosts(2);
+  JobSpec spec{.calls = 100000,
+               .interval_ms = 20,
+               .timeout_ms = 3000,
+               .distrun_flags = {"--grace", "1"}};  // the stopped rank is SIGKILLed after 1 s
+  spec.once_ready = [&](const std::vector<long>& pids) {
+    std::this_thread::sleep_for(300ms);
+    ::kill(static_cast<pid_t>(pids[0]), SIGSTOP);
+  };
+  const auto job = run_job(hosts, spec);
+  hosts_test::report("the store host frozen (SIGSTOP)", job);
+  const long long bound = spec.timeout_ms + roll_call_bound_ms;
+  const std::string frozen =
+      "the store's host, rank 0 on host0, is unresponsive (is that process "
+      "stopped or hung?)";
+  const std::string same_host = expect_side_failed_in_time(job, 0, bound + 1000);  // + the grace
+  EXPECT_NE(same_host.find(frozen), std::string::npos) << same_host;
+  const std::string other_host = expect_side_failed_in_time(job, 1, bound);
+  EXPECT_NE(other_host.find(frozen), std::string::npos) << other_host;
 }
 
 }  // namespace
