@@ -1,10 +1,9 @@
 // TcpStoreClient: a TCPStore's connection to its server: connects (retrying until the deadline
 // while the server is not up), says hello, and runs one request at a time (a Turn, which a
 // request waits for only until its own deadline) on a private io_context with a deadline; a
-// timed-out or broken connection is closed and re-established by a later request. Once a request
-// got no answer, or a reconnect failed, requests fail at once with that failure for a short
-// backoff (so threads sharing a store that is gone do not each spend a budget on it), then one
-// tries again.
+// timed-out or broken connection is closed and re-established by a later request. Once such a
+// reconnection failed, requests fail at once with that failure for a short backoff (so threads
+// sharing a store that is gone or cut off do not each spend a budget on it), then one tries again.
 #pragma once
 
 #include <algorithm>
@@ -111,9 +110,12 @@ struct TcpStoreClient {
     // it answers again, so failure and exit paths do not each wait a whole timeout.
     if (unresponsive)
       deadline = std::min(deadline, Clock::now() + tcp_store_client_detail::reconnect_budget);
+    // Only a failed reconnection starts the backoff: one slow reply on a loaded machine must not
+    // fail the requests after it.
+    const bool reconnecting = !connected && was_connected;
     try {
       if (!connected)
-        connect(was_connected
+        connect(reconnecting
                     ? std::min(deadline, Clock::now() + tcp_store_client_detail::reconnect_budget)
                     : std::max(deadline, Clock::now() + options.timeout));
       Bytes reply = roundtrip(frame, deadline, what);
@@ -122,10 +124,10 @@ struct TcpStoreClient {
       backoff = tcp_store_client_detail::first_backoff;
       return reply;
     } catch (const TimeoutError& e) {
-      remember(e.what(), true);
+      if (reconnecting) remember(e.what(), true);
       throw;
     } catch (const BackendError& e) {
-      if (!connected && was_connected) remember(e.what(), false);  // the reconnect failed
+      if (reconnecting) remember(e.what(), false);
       throw;
     }
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -81,6 +82,22 @@ std::string expect_side_failed_in_time(const JobOutcome& job, int host, long lon
   return text;
 }
 
+// A job of calls 20 ms apart until its fault, which strikes 300 ms after every rank is ready
+// (`spec` gives the rest: a 5 s timeout by default); its times go to the report as `scenario`.
+JobOutcome with_fault(const Hosts& hosts, const std::string& scenario,
+                      const std::function<void(const std::vector<long>& pids)>& fault,
+                      JobSpec spec = {}) {
+  spec.calls = 100000;
+  spec.interval_ms = 20;
+  spec.once_ready = [&](const std::vector<long>& pids) {
+    std::this_thread::sleep_for(300ms);
+    fault(pids);
+  };
+  auto job = run_job(hosts, spec);
+  hosts_test::report(scenario, job);
+  return job;
+}
+
 TEST(Hosts, TwoHostsTwoRanksEachGetTheWorldsSums) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
@@ -134,14 +151,8 @@ TEST(Hosts, AStrangersWordsNeverBecomeARanksError) {
 TEST(Hosts, ALostHostIsNamedOnTheOtherSide) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
-  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
-  spec.once_ready = [&](const std::vector<long>&) {
-    std::this_thread::sleep_for(300ms);
-    hosts.kill_all(1);
-  };
-  const auto job = run_job(hosts, spec);
-  hosts_test::report("a lost host (kill -9)", job);
-  const std::string e = expect_side_failed_in_time(job, 0, spec.timeout_ms + roll_call_bound_ms);
+  const auto job = with_fault(hosts, "a lost host (kill -9)", [&](auto&) { hosts.kill_all(1); });
+  const std::string e = expect_side_failed_in_time(job, 0, 5000 + roll_call_bound_ms);
   EXPECT_NE(e.find("lost rank 2"), std::string::npos) << e;
 }
 
@@ -151,14 +162,9 @@ TEST(Hosts, ALostHostIsNamedOnTheOtherSide) {
 TEST(Hosts, TheStoreHostsLossIsNamedAndTheRestExitQuickly) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
-  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000, .groups = 4};
-  spec.once_ready = [&](const std::vector<long>&) {
-    std::this_thread::sleep_for(300ms);
-    hosts.kill_all(0);
-  };
-  const auto job = run_job(hosts, spec);
-  hosts_test::report("the store host lost", job);
-  const std::string e = expect_side_failed_in_time(job, 1, spec.timeout_ms + roll_call_bound_ms);
+  const auto job =
+      with_fault(hosts, "the store host lost", [&](auto&) { hosts.kill_all(0); }, {.groups = 4});
+  const std::string e = expect_side_failed_in_time(job, 1, 5000 + roll_call_bound_ms);
   EXPECT_NE(e.find("lost rank 0"), std::string::npos) << e;
 }
 
@@ -184,14 +190,8 @@ TEST(Hosts, DestroyIsQuickOnceTheStoreHostExited) {
 TEST(Hosts, APermanentPartitionIsNamedOnBothSides) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
-  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
-  spec.once_ready = [&](const std::vector<long>&) {
-    std::this_thread::sleep_for(300ms);
-    hosts.cut_off(1);
-  };
-  const auto job = run_job(hosts, spec);
-  hosts_test::report("a permanent partition", job);
-  const long long bound = spec.timeout_ms + roll_call_bound_ms;
+  const auto job = with_fault(hosts, "a permanent partition", [&](auto&) { hosts.cut_off(1); });
+  const long long bound = 5000 + roll_call_bound_ms;
   const std::string store_side = expect_side_failed_in_time(job, 0, bound);
   EXPECT_NE(store_side.find("ranks 2, 3 on host1 were last heard of in call #"), std::string::npos)
       << store_side;
@@ -208,14 +208,9 @@ TEST(Hosts, APermanentPartitionIsNamedOnBothSides) {
 TEST(Hosts, AnIsolatedStoreHostIsNamedOnEverySide) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(3);
-  JobSpec spec{.calls = 100000, .interval_ms = 20, .timeout_ms = 5000};
-  spec.once_ready = [&](const std::vector<long>&) {
-    std::this_thread::sleep_for(300ms);
-    hosts.cut_off(0);
-  };
-  const auto job = run_job(hosts, spec);
-  hosts_test::report("the store host cut off (3 hosts)", job);
-  const long long bound = spec.timeout_ms + roll_call_bound_ms;
+  const auto job =
+      with_fault(hosts, "the store host cut off (3 hosts)", [&](auto&) { hosts.cut_off(0); });
+  const long long bound = 5000 + roll_call_bound_ms;
   const std::string store_side = expect_side_failed_in_time(job, 0, bound);
   for (const char* host : {"on host1", "on host2"})  // ranks whose last calls differ read apart
     EXPECT_NE(store_side.find(host), std::string::npos) << store_side;
@@ -312,17 +307,11 @@ TEST(Hosts, MpiRunsAcrossHostsThroughMpirunsRshAgent) {
 TEST(Hosts, AFrozenStoreHostIsNamedAndTheOthersExit) {
   SKIP_WITHOUT_HOSTS();
   Hosts hosts(2);
-  JobSpec spec{.calls = 100000,
-               .interval_ms = 20,
-               .timeout_ms = 3000,
-               .distrun_flags = {"--grace", "1"}};  // the stopped rank is SIGKILLed after 1 s
-  spec.once_ready = [&](const std::vector<long>& pids) {
-    std::this_thread::sleep_for(300ms);
-    ::kill(static_cast<pid_t>(pids[0]), SIGSTOP);
-  };
-  const auto job = run_job(hosts, spec);
-  hosts_test::report("the store host frozen (SIGSTOP)", job);
-  const long long bound = spec.timeout_ms + roll_call_bound_ms;
+  const auto job = with_fault(
+      hosts, "the store host frozen (SIGSTOP)",
+      [](const std::vector<long>& pids) { ::kill(static_cast<pid_t>(pids[0]), SIGSTOP); },
+      {.timeout_ms = 3000, .distrun_flags = {"--grace", "1"}});  // SIGKILL 1 s after SIGTERM
+  const long long bound = 3000 + roll_call_bound_ms;
   const std::string frozen =
       "the store's host, rank 0 on host0, is unresponsive (is that process "
       "stopped or hung?)";
