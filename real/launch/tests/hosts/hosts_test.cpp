@@ -40,6 +40,14 @@ void expect_all_ok(const JobOutcome& job, int calls) {
   EXPECT_NE(job.hosts[0].distrun.out.find(line), std::string::npos) << job.text();
 }
 
+// Every rank's destroy_dist took at most destroy_bound_ms.
+void expect_quick_destroys(const JobOutcome& job) {
+  for (std::size_t r = 0; r < job.ranks.size(); ++r)
+    EXPECT_TRUE(job.ranks[r].destroy_ms && *job.ranks[r].destroy_ms <= destroy_bound_ms)
+        << "rank " << r << ":\n"
+        << job.text();
+}
+
 // The ranks of `host` (2 a host) failed in time: the first to raise did so within
 // `bound_ms` of the fault; each that raised took at most destroy_bound_ms in destroy_dist and
 // exited within exit_bound_ms of its error, unless its distrun stopped it first (a peer's failure
@@ -179,10 +187,7 @@ TEST(Hosts, DestroyIsQuickOnceTheStoreHostExited) {
   const auto job = run_job(hosts, spec);
   hosts_test::report("destroy after the store host exited", job);
   expect_all_ok(job, 10);
-  for (std::size_t r = 0; r < job.ranks.size(); ++r)
-    EXPECT_TRUE(job.ranks[r].destroy_ms && *job.ranks[r].destroy_ms <= destroy_bound_ms)
-        << "rank " << r << ":\n"
-        << job.text();
+  expect_quick_destroys(job);
 }
 
 // Host 1's link goes down for good: both sides raise within the bound, each naming the other
@@ -252,10 +257,7 @@ TEST(Hosts, DelayAndLossSlowTheJobButNeverBreakIt) {
   const auto job = run_job(hosts, spec);
   hosts_test::report("50 ms delay, 2% loss", job);
   expect_all_ok(job, 10);
-  for (std::size_t r = 0; r < job.ranks.size(); ++r)
-    EXPECT_TRUE(job.ranks[r].destroy_ms && *job.ranks[r].destroy_ms <= destroy_bound_ms)
-        << "rank " << r << ":\n"
-        << job.text();
+  expect_quick_destroys(job);
   // Each all_reduce crosses the link at least once each way: 10 of them cannot take under 1 s.
   EXPECT_GE(job.hosts[0].ended_ms - started, 1000) << "was the delay applied?\n" << job.text();
 #endif
