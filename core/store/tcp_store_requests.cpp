@@ -299,7 +299,8 @@ void TcpStoreServer::Impl::forget(const Session* session, int rank) {
     const auto holder = it->second.lock();
     if (!holder || holder.get() == session) {
       ranks.erase(it);
-      left[rank] = std::chrono::steady_clock::now();
+      // Kept for ranks of the world only: a stranger claiming ever new numbers grows nothing.
+      if (rank < options.world_size) left[rank] = std::chrono::steady_clock::now();
     }
   }
   claimed = ranks.size();

@@ -44,7 +44,7 @@ struct TcpStoreServer::Impl {
   std::map<std::string, Bytes, std::less<>> data;
   std::size_t total = 0;  // bytes of every key and value in `data`
   // Who claimed each rank in its hello: open connections only (close() forgets its claim, and
-  // `left` keeps when).
+  // `left` keeps when, for ranks below the world size: at most world_size entries).
   std::map<int, std::weak_ptr<Session>> ranks;
   std::map<int, std::chrono::steady_clock::time_point> left;
   std::atomic<std::size_t> claimed{0};  // ranks.size(), for claimed_ranks()

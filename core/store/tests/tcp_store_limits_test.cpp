@@ -290,6 +290,8 @@ TEST(TcpStoreLimits, RankClaimsAreBoundedByOpenConnectionsAndTheWorld) {
   for (auto until = Clock::now() + 3s; server->claimed_ranks() > 0 && Clock::now() < until;)
     std::this_thread::sleep_for(10ms);
   EXPECT_EQ(server->claimed_ranks(), 0u) << "the claims of closed connections are kept";
+  // Nor when they closed: without a world size, any number may be claimed.
+  EXPECT_EQ(store.contacts({1000, 1199}, 1s)[1].state, dist::Store::RankContact::State::unknown);
 
   auto o = options(true, 0);
   o.world_size = 4;
