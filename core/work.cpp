@@ -29,6 +29,10 @@ void wait_state(detail::WorkState& state, std::optional<std::chrono::millisecond
 }
 }  // namespace
 
+Work::~Work() {
+  if (state_ && std::uncaught_exceptions() > unwinding_) state_->abandon();
+}
+
 void Work::wait() {
   if (state_) wait_state(*state_, std::nullopt);
 }
@@ -84,15 +88,17 @@ void WorkState::wait_for(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::microseconds(50);
   while (!is_completed()) {
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw TimeoutError((describe().empty() ? std::string("the operation") : describe()) +
-                             " did not complete within " + std::to_string(timeout.count()) +
-                             " ms (Work::wait with a timeout)",
-                         {});
+    if (std::chrono::steady_clock::now() >= deadline) wait_expired(timeout);
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(5000));
   }
   wait();  // completed: its error, if any
+}
+
+void WorkState::wait_expired(std::chrono::milliseconds timeout) const {
+  throw WaitTimeout((describe().empty() ? std::string("the operation") : describe()) +
+                    " did not complete within " + std::to_string(timeout.count()) +
+                    " ms (Work::wait with a timeout)");
 }
 
 }  // namespace dist::detail

@@ -10,6 +10,7 @@
 
 #include "core/calls/call.hpp"
 #include "dist/api.hpp"
+#include "dist/errors.hpp"
 #include "dist/export.hpp"
 
 namespace dist::core {
@@ -18,6 +19,14 @@ class WorkLedger;
 }  // namespace dist::core
 
 namespace dist::detail {
+
+// The TimeoutError of Work::wait(timeout) when that timeout, the caller's own, passed before the
+// operation's deadline: the operation has failed on this rank, and the call layer reports it at
+// once, without the roll call of a collective that failed at the group's timeout.
+class DIST_API WaitTimeout final : public TimeoutError {
+ public:
+  using TimeoutError::TimeoutError;
+};
 
 class DIST_API WorkState {
  public:
@@ -30,6 +39,11 @@ class DIST_API WorkState {
   // default polls is_completed(); a backend whose operations progress only inside wait()
   // overrides it.
   virtual void wait_for(std::chrono::milliseconds timeout);
+  // The user's Work was destroyed by an exception unwinding the stack that holds the operation's
+  // buffers (dist::Work::~Work): a backend that may still touch them stops first. Never throws.
+  virtual void abandon() noexcept {}
+  // wait_for's error when `timeout` passed first: a WaitTimeout naming the operation.
+  [[noreturn]] void wait_expired(std::chrono::milliseconds timeout) const;
 
   // The error wait() or is_completed() raised (Work::exception).
   std::exception_ptr failure;

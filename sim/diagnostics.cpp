@@ -53,6 +53,11 @@ std::string abandoned_message(const Op& op, std::size_t i, int rank) {
          " was still unmatched (wait() on every Work before returning)";
 }
 
+std::string left_message(const Op& op, std::size_t i, int rank) {
+  return "rank " + std::to_string(rank) + " left by an exception while its " + op.describe(i) +
+         " was in flight (its buffers went with it)";
+}
+
 std::string deadlock_message(const std::vector<std::string>& activities) {
   core::RanksByText by_activity;
   for (std::size_t r = 0; r < activities.size(); ++r)

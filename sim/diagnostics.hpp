@@ -24,6 +24,9 @@ std::string unreachable_message(const Op& op, const std::vector<int>& gone,
                                 const std::function<std::string(int)>& how_finished);
 // Participant i (global rank) returned while its own call in op was still unmatched.
 std::string abandoned_message(const Op& op, std::size_t i, int rank);
+// "rank 0 left by an exception while its all_reduce(...) on world #1 was in flight": a rank whose
+// Work of `op` (participant i) an exception destroyed with the call still unmatched.
+std::string left_message(const Op& op, std::size_t i, int rank);
 // Every live rank is blocked; activities[r] is what rank r does ("returned", "waits in ..."). Ranks
 // doing the same share a line: "ranks 0-16, 18-63: waits in ...", in the order of their first rank.
 std::string deadlock_message(const std::vector<std::string>& activities);

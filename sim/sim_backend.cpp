@@ -18,6 +18,11 @@ class SimWork final : public dist::detail::WorkState {
   ~SimWork() override {
     if (op_->state.load(std::memory_order_acquire) == Op::State::done) OpPool::retire(std::move(op_));
   }
+  // The rank's buffers are going: the op fails for every peer if it is still gathering, else it
+  // runs to its end first (World::abandon), so no peer reads or writes them afterwards.
+  void abandon() noexcept override {
+    if (op_->state.load(std::memory_order_acquire) != Op::State::done) world_.abandon(rank_, op_);
+  }
   void wait() override { world_.wait(rank_, op_, limit_); }
   void wait_for(std::chrono::milliseconds timeout) override {
     world_.wait(rank_, op_, within(limit_, timeout));

@@ -88,6 +88,10 @@ class World {
   // Whether `op` has completed, after making progress on it; rethrows its error.
   bool test(int rank, const std::shared_ptr<Op>& op);
 
+  // `rank`'s Work of `op` was destroyed by an exception unwinding the rank's stack: a gathering
+  // op fails for every participant (RankFailure naming the rank), else it is waited out; never
+  // throws.
+  void abandon(int rank, const std::shared_ptr<Op>& op) noexcept;
   // Called once when rank's function has returned (error null) or thrown.
   void finish(int rank, std::exception_ptr error, const std::string& what);
   // Writes the trace if the cluster asked for one.

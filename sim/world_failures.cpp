@@ -42,6 +42,23 @@ std::exception_ptr World::unreachable_error(const Op& op) const {
   return std::make_exception_ptr(DeadlockError(msg));
 }
 
+void World::abandon(int rank, const std::shared_ptr<Op>& op) noexcept {
+  try {
+    {
+      std::lock_guard lock(mutex_);
+      std::lock_guard gate(op->comm->gathering.gate);
+      const int i = op->index_of(rank);
+      if (op->state.load() == Op::State::gathering && i >= 0)
+        fail(*op,
+             std::make_exception_ptr(
+                 RankFailure(left_message(*op, static_cast<std::size_t>(i), rank), rank)),
+             true);
+    }
+    wait(rank, op);
+  } catch (...) {  // its error is the peers' to see; this rank is already leaving by another
+  }
+}
+
 void World::finish(int rank, std::exception_ptr error, const std::string& what) {
   if (predictor_) predictor_->pause(rank);  // its last stretch of compute
   std::lock_guard lock(mutex_);

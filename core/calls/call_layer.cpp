@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
+#include "core/calls/call_of.hpp"
 #include "core/calls/diagnosis.hpp"
+#include "core/group_text.hpp"
 #include "core/init/rendezvous.hpp"
 #include "core/work_state.hpp"
 #include "dist/errors.hpp"
@@ -27,6 +30,17 @@ namespace {
   }
 }
 
+// A DesyncError the backend found itself (mpi agrees on every call): the same text on every rank,
+// the call's number in front.
+[[noreturn]] void rethrow_desync(const GroupSite& site, std::uint64_t seq) {
+  try {
+    throw;
+  } catch (const DesyncError& e) {
+    if (seq == 0) throw;
+    throw DesyncError("collective on " + site.name + " #" + std::to_string(seq) + ": " + e.what());
+  }
+}
+
 // The exception being handled, explained: a collective's timeout the backend could not pin on a
 // peer, or a lost peer, gets the diagnosis of diagnosis.hpp; a p2p call's passes as it is.
 [[noreturn]] void explain(const GroupSite& site, const CallDesc& call, std::uint64_t seq) {
@@ -35,10 +49,13 @@ namespace {
   const CallRecord mine{call, seq, site.name, CallState::failed, now, now, 0, site.key};
   try {
     throw;
+  } catch (const detail::WaitTimeout&) {  // the caller's own timeout: the operation goes on
   } catch (const TimeoutError& e) {
     if (e.missing_ranks().empty()) diagnose_timeout(site, mine, e.what());
   } catch (const RankFailure& e) {
     diagnose_failure(site, mine, e.failed_rank());
+  } catch (const DesyncError&) {
+    rethrow_desync(site, seq);
   } catch (...) {
   }
   rethrow_at(describe(mine));
@@ -97,58 +114,48 @@ class CallLayer final : public BackendImpl {
   bool reaches(Device where) const override { return inner_->reaches(where); }
 
   Work all_reduce(Buf data, ReduceOp op) override {
-    return call(make_call(CallKind::all_reduce, data.dtype, data.count, -1, op),
-                [&] { return inner_->all_reduce(data, op); });
+    return call(call_of::all_reduce(data, op), [&] { return inner_->all_reduce(data, op); });
   }
   Work broadcast(Buf data, int root) override {
-    return call(make_call(CallKind::broadcast, data.dtype, data.count, root),
-                [&] { return inner_->broadcast(data, root); });
+    return call(call_of::broadcast(data, root), [&] { return inner_->broadcast(data, root); });
   }
   Work all_gather(Buf input, Buf output) override {
-    return call(make_call(CallKind::all_gather, input.dtype, input.count),
-                [&] { return inner_->all_gather(input, output); });
+    return call(call_of::all_gather(input), [&] { return inner_->all_gather(input, output); });
   }
   Work send(Buf data, int dst, int tag) override {
-    return call(make_call(CallKind::send, data.dtype, data.count, dst, ReduceOp::sum, tag),
-                [&] { return inner_->send(data, dst, tag); });
+    return call(call_of::send(data, dst, tag), [&] { return inner_->send(data, dst, tag); });
   }
   Work recv(Buf data, int src, int tag) override {
-    return call(make_call(CallKind::recv, data.dtype, data.count, src, ReduceOp::sum, tag),
-                [&] { return inner_->recv(data, src, tag); });
+    return call(call_of::recv(data, src, tag), [&] { return inner_->recv(data, src, tag); });
   }
   bool receives_from_any_source() const override { return inner_->receives_from_any_source(); }
   Work barrier() override {
-    return call(make_call(CallKind::barrier), [&] { return inner_->barrier(); });
+    return call(call_of::barrier(), [&] { return inner_->barrier(); });
   }
   Work reduce(Buf data, ReduceOp op, int root) override {
-    return call(make_call(CallKind::reduce, data.dtype, data.count, root, op),
-                [&] { return inner_->reduce(data, op, root); });
+    return call(call_of::reduce(data, op, root), [&] { return inner_->reduce(data, op, root); });
   }
   Work gather(Buf input, Buf output, int root) override {
-    return call(make_call(CallKind::gather, input.dtype, input.count, root),
-                [&] { return inner_->gather(input, output, root); });
+    return call(call_of::gather(input, root), [&] { return inner_->gather(input, output, root); });
   }
   Work scatter(Buf input, Buf output, int root) override {
-    return call(make_call(CallKind::scatter, output.dtype, output.count, root),
+    return call(call_of::scatter(output, root),
                 [&] { return inner_->scatter(input, output, root); });
   }
   Work reduce_scatter(Buf input, Buf output, ReduceOp op) override {
-    return call(make_call(CallKind::reduce_scatter, output.dtype, output.count, -1, op),
+    return call(call_of::reduce_scatter(output, op),
                 [&] { return inner_->reduce_scatter(input, output, op); });
   }
   Work all_to_all(Buf input, Buf output) override {
-    return call(make_call(CallKind::all_to_all, input.dtype, input.count),
-                [&] { return inner_->all_to_all(input, output); });
+    return call(call_of::all_to_all(input), [&] { return inner_->all_to_all(input, output); });
   }
   Work all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts) override {
-    CallDesc d = make_call(CallKind::all_gather_v, input.dtype, output.count);
-    std::vector<std::uint64_t> values(counts.begin(), counts.end());
-    d.lists = hash_list(values);
-    return call(d, [&] { return inner_->all_gather_v(input, output, counts); });
+    return call(call_of::all_gather_v(input, output, counts),
+                [&] { return inner_->all_gather_v(input, output, counts); });
   }
   Work all_to_all_v(Buf input, Buf output, std::span<const std::size_t> input_counts,
                     std::span<const std::size_t> output_counts) override {
-    return call(make_call(CallKind::all_to_all_v, input.dtype),
+    return call(call_of::all_to_all_v(input),
                 [&] { return inner_->all_to_all_v(input, output, input_counts, output_counts); });
   }
   std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
@@ -169,37 +176,53 @@ class CallLayer final : public BackendImpl {
 };
 
 // Every member sets its key of this barrier in the store and waits for the others' keys: the
-// ranks whose keys are missing at the deadline are named, wherever they are stuck. Recorded as
-// the group's next barrier() call.
+// ranks whose keys are missing at the deadline are named, wherever they are stuck. The outcome is
+// decided once in the store (the first compare_set of its verdict key), so a rank that arrives
+// after the others gave up learns at once that the barrier failed, instead of passing it alone.
+// Recorded as the group's next barrier() call.
 void CallLayer::monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) {
   const auto& store = site_->log->store;
   if (!store) return inner_->monitored_barrier(timeout, wait_all_ranks);
   const auto prefix_of = [&](std::uint64_t n) {
     return "monitored_barrier/" + site_->key + "/" + std::to_string(n) + "/";
   };
-  call(make_call(CallKind::barrier), [&] {
+  call(call_of::barrier(), [&] {
     const std::string prefix = prefix_of(++monitored_);
     std::vector<std::string> keys;
     for (const int r : site_->world_ranks) keys.push_back(prefix + std::to_string(r));
     store->set(prefix + std::to_string(site_->me), {}, timeout);
-    // Once every rank reached this barrier, none still waits on the one before: this rank's key
-    // of that one goes, so the store holds one barrier's keys per group however many ran.
-    const auto passed = [&] {
-      if (monitored_ > 1) store->delete_key(prefix_of(monitored_ - 1) + std::to_string(site_->me));
-      return Work{};
-    };
+    bool all_came = true;
     try {
       store->wait(keys, timeout);
-      return passed();
     } catch (const TimeoutError&) {  // who is missing (a store that does not answer raises)
+      all_came = false;
     }
-    const auto absent = store->missing(keys, std::min(timeout, std::chrono::milliseconds(3000)));
-    if (absent.empty()) return passed();  // the last one came just now
+    std::string absent_ranks;
+    if (!all_came) {
+      const auto absent = store->missing(keys, std::min(timeout, std::chrono::milliseconds(3000)));
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        if (std::find(absent.begin(), absent.end(), keys[i]) != absent.end())
+          absent_ranks += " " + std::to_string(site_->world_ranks[i]);
+    }
+    const std::string verdict = store->compare_set(
+        prefix + "verdict", "", absent_ranks.empty() ? "passed" : "failed:" + absent_ranks);
+    if (verdict == "passed") {
+      // Once every rank reached this barrier, none still waits on the one before: this rank's
+      // keys of that one go, so the store holds one barrier's keys per group however many ran.
+      if (monitored_ > 1) {
+        store->delete_key(prefix_of(monitored_ - 1) + std::to_string(site_->me));
+        store->delete_key(prefix_of(monitored_ - 1) + "verdict");
+      }
+      return Work{};
+    }
     std::vector<int> missing;
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      if (std::find(absent.begin(), absent.end(), keys[i]) != absent.end())
-        missing.push_back(site_->world_ranks[i]);
-    throw monitored_barrier_timeout(missing, wait_all_ranks, timeout);
+    std::istringstream ranks(verdict.substr(verdict.find(':') + 1));
+    for (int r = 0; ranks >> r;) missing.push_back(r);
+    if (!all_came) throw monitored_barrier_timeout(missing, wait_all_ranks, timeout);
+    throw TimeoutError("monitored_barrier (timeout " + std::to_string(timeout.count()) +
+                           " ms) failed before rank " + std::to_string(site_->me) +
+                           " arrived: the others gave up waiting for " + ranks_phrase(missing),
+                       missing);
   });
 }
 

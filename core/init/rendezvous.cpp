@@ -2,6 +2,7 @@
 // rank/world-size checks, and the store each init method uses.
 #include "core/init/rendezvous.hpp"
 
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -92,6 +93,10 @@ std::shared_ptr<Store> make_tcp_store(const std::string& host, std::uint16_t por
   TcpStoreOptions options = tcp_store_options(host, port, rank == 0, timeout);
   options.rank = rank;              // the store refuses a second process claiming the same rank
   options.world_size = world_size;  // and a claim of a rank outside the world
+  // This process's n-th world: a rank that re-initialises faster than rank 0 waits for rank 0's
+  // new store rather than joining the old one, still open until rank 0's destroy_dist.
+  static std::atomic<std::uint32_t> worlds{0};
+  options.generation = ++worlds;
   return std::make_shared<TcpStore>(options);
 }
 

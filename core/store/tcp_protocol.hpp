@@ -45,7 +45,8 @@ enum class Command : std::uint8_t {
   num_keys = 10,
   contacts = 11
 };
-enum class Status : std::uint8_t { ok = 0, missing = 1, timeout = 2, error = 3 };
+// later: a hello from a later world than the server's (it is closing; the client retries).
+enum class Status : std::uint8_t { ok = 0, missing = 1, timeout = 2, error = 3, later = 4 };
 
 // A payload that does not parse (truncated field, unknown command, trailing bytes).
 struct ProtocolError : std::runtime_error {

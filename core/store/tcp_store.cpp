@@ -114,6 +114,7 @@ TCPStore::TCPStore(const TcpStoreOptions& options) : impl_(std::make_unique<Impl
                                     .idle_timeout = o.idle_timeout,
                                     .secret = o.secret,
                                     .world_size = o.world_size,
+                                    .generation = o.generation,
                                     .members_only_prefix = o.rank >= 0 ? "calls/" : ""});
     o.port = impl_->server->port();
   }

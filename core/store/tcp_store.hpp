@@ -39,6 +39,10 @@ struct TcpStoreOptions {
   // The server's world size (rendezvous passes WORLD_SIZE): it refuses claims of ranks outside
   // 0..world_size-1. 0: any rank may be claimed.
   int world_size = 0;
+  // Which world of its process the store serves (rendezvous counts init_dist's stores from 1): a
+  // client of a later world that reaches an earlier world's server, still closing after
+  // destroy_dist, waits for the new one instead of joining the old. 0: any.
+  std::uint32_t generation = 0;
   // With is_server: the constructor waits until this many store objects (its own included) have
   // connected (the public constructor's world_size; 0: no wait).
   int wait_for_workers = 0;

@@ -79,9 +79,13 @@ struct TcpStoreClient {
         ec = try_connect(entry.endpoint(), deadline);
         if (!ec) {
           socket.set_option(tcp::no_delay(true), ec);
-          hello(deadline);
-          connected = was_connected = true;
-          return;
+          const std::string not_yet = hello(deadline);
+          if (not_yet.empty()) {
+            connected = was_connected = true;
+            return;
+          }
+          last_error = not_yet;
+          continue;
         }
         last_error = ec.message();
         // Refused after the store had answered: its process is gone, retrying cannot help (only
@@ -215,19 +219,31 @@ struct TcpStoreClient {
     return payload;
   }
 
-  // The connection's first request: who this is and the job's secret; a refusal is final.
-  void hello(Clock::time_point deadline) {
+  // The connection's first request: who this is, the job's secret, its world size and number.
+  // Returns "" when accepted, or why a first connection should try again: the server is an
+  // earlier world's of rank 0's process, still closing after destroy_dist (it says so, or drops
+  // the connection); any other refusal is final.
+  std::string hello(Clock::time_point deadline) {
     tcp_store::Writer w;
     w.u8(static_cast<std::uint8_t>(tcp_store::Command::hello))
         .u32(static_cast<std::uint32_t>(options.rank))
         .u8(was_connected ? 0 : 1)
         .str(options.secret)
-        .u32(static_cast<std::uint32_t>(std::max(options.world_size, 0)));
-    const Bytes reply = roundtrip(w.finish(tcp_store::max_hello), deadline, "hello");
+        .u32(static_cast<std::uint32_t>(std::max(options.world_size, 0)))
+        .u32(options.generation);
+    Bytes reply;
+    try {
+      reply = roundtrip(w.finish(tcp_store::max_hello), deadline, "hello");
+    } catch (const BackendError& e) {
+      if (was_connected) throw;
+      return e.what();
+    }
     tcp_store::Reader in(reply);
-    if (static_cast<tcp_store::Status>(in.u8()) == tcp_store::Status::ok) return;
+    const auto status = static_cast<tcp_store::Status>(in.u8());
+    if (status == tcp_store::Status::ok) return {};
     std::error_code ignored;
     socket.close(ignored);
+    if (status == tcp_store::Status::later) return "the store refused: " + in.str();
     throw BackendError("TcpStore: the store at " + where + " refused this client: " + in.str());
   }
 

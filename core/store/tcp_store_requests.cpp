@@ -59,12 +59,24 @@ Bytes TcpStoreServer::Impl::handle_hello(const std::shared_ptr<Session>& session
   const bool first = in.u8() != 0;
   const std::string secret = in.str();
   const std::uint32_t their_world = in.at_end() ? 0 : in.u32();
+  const std::uint32_t their_generation = in.at_end() ? 0 : in.u32();
   in.done();
   if (!same_secret(secret, options.secret))
     return error_reply(secret.empty()
                            ? "the store requires the job's secret and this client has "
                              "none (DIST_STORE_SECRET is unset in its environment)"
                            : "this client's secret (DIST_STORE_SECRET) is not the job's");
+  if (their_generation > 0 && options.generation > 0 && their_generation != options.generation) {
+    const std::string worlds = "this connection from " + session->peer + " is for world #" +
+                               std::to_string(their_generation) + " of its process, the store " +
+                               "serves world #" + std::to_string(options.generation) + " of rank 0";
+    if (their_generation > options.generation)  // rank 0 has not yet closed this one
+      return Writer()
+          .u8(static_cast<std::uint8_t>(Status::later))
+          .str(worlds + ", which is closing")
+          .finish();
+    return error_reply(worlds + " (did every process call init_dist as many times?)");
+  }
   if (their_world > 0 && options.world_size > 0 &&
       their_world != static_cast<std::uint32_t>(options.world_size))
     return error_reply("this connection from " + session->peer + " was given WORLD_SIZE=" +

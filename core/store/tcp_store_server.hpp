@@ -23,6 +23,9 @@ struct TcpStoreServerOptions {
   std::chrono::milliseconds idle_timeout = tcp_store::default_idle_timeout;
   std::string secret;  // empty: any client is served
   int world_size = 0;  // ranks a hello may claim are 0..world_size-1 (0: any rank)
+  // Its world's number in its process (TcpStoreOptions::generation; 0: any): a hello from a later
+  // world is told to wait (Status::later), one from an earlier world is refused.
+  std::uint32_t generation = 0;
   // Keys under this prefix (the call layer's records and diagnosis: "calls/") may be written
   // only by connections that claimed a rank, so a stranger's words never become a rank's error.
   // Empty: anyone may write any key (a store whose clients claim no ranks).

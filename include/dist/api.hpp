@@ -49,6 +49,14 @@ class DIST_API Work {
  public:
   Work() = default;
   explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
+  Work(const Work&) = default;
+  Work(Work&&) noexcept = default;
+  Work& operator=(const Work&) = default;
+  Work& operator=(Work&&) noexcept = default;
+  // Destroyed by an exception unwinding the stack it was made on, before it completed: the
+  // buffers it uses are going too, so the backend stops using them first (sim fails a call still
+  // gathering for every peer, and waits out one that runs).
+  ~Work();
 
   void wait();
   // wait() within `timeout` (or the backend's timeout when shorter): TimeoutError if the
@@ -68,6 +76,7 @@ class DIST_API Work {
 
  private:
   std::shared_ptr<detail::WorkState> state_;
+  int unwinding_ = std::uncaught_exceptions();  // exceptions in flight when it was made
 };
 
 DIST_API bool is_distributed();

@@ -6,13 +6,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/calls/call_of.hpp"
 #include "core/group_text.hpp"
 #include "core/host_reduce.hpp"
 #include "real/mpi/mapping.hpp"
 
 namespace dist::real {
 
-using core::CallKind;
+namespace call_of = core::call_of;
 
 namespace {
 
@@ -69,43 +70,29 @@ MpiBackend::MpiBackend(MpiGroupSpec spec) : comm_(std::make_shared<MpiComm>(std:
     tag_limit_ = *upper;
 }
 
-void MpiBackend::await(MPI_Request& request, Clock::time_point deadline,
-                       const std::string& operation, Scratch& scratch) {
-  try {
-    comm_->wait(request, deadline, operation);
-  } catch (...) {
-    abandon(request, std::move(scratch));
-    request = MPI_REQUEST_NULL;
-    throw;
-  }
-}
-
-template <class Post>
-Work MpiBackend::collective(CallKind kind, Post&& post, Finish finish, Scratch scratch) {
-  MpiOperation operation{.kind = core::to_string(kind).data(),
-                         .deadline = Clock::now() + comm_->spec().timeout,
-                         .finish = std::move(finish),
-                         .scratch = std::move(scratch)};
-  if (!comm_->usable()) comm_->throw_unusable(operation.name());
-  MPI_Request request = MPI_REQUEST_NULL;
-  int code = MPI_SUCCESS;
-  {
-    auto lock = mpi_lock();
-    code = post(&request);
-  }
-  if (code != MPI_SUCCESS) throw_mpi_error(code, comm_->where(operation.name()));
-  return Work(std::make_shared<MpiWork>(comm_, request, std::move(operation)));
+Work MpiBackend::collective(const core::CallDesc& call, Post post, Finish finish, Scratch scratch,
+                            Splits splits) {
+  auto c = std::make_shared<Collective>();
+  c->call = call;
+  if (!comm_->usable()) comm_->throw_unusable(std::string(core::to_string(call.kind)));
+  c->deadline = Clock::now() + comm_->spec().timeout;
+  c->post = std::move(post);
+  c->scratch = std::move(scratch);
+  c->sends = std::move(splits.sends);
+  c->expects = std::move(splits.expects);
+  comm_->sequence().start(c);
+  return Work(std::make_shared<CollectiveWork>(comm_, std::move(c), std::move(finish)));
 }
 
 Work MpiBackend::all_reduce(core::Buf data, ReduceOp op) {
   const int n = mpi_count(data.count, "all_reduce");
   Staged s = stage(&data, nullptr);
   std::byte* buf = s.in;
+  const DType dtype = data.dtype;
   return collective(
-      CallKind::all_reduce,
-      [&](MPI_Request* r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpi_datatype(data.dtype), mpi_op(data.dtype, op),
-                          comm_->handle(), r);
+      call_of::all_reduce(data, op),
+      [=, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpi_datatype(dtype), mpi_op(dtype, op), comm, r);
       },
       copy_out(data, buf, mean_of(data, op, size())), std::move(s.scratch));
 }
@@ -115,10 +102,11 @@ Work MpiBackend::broadcast(core::Buf data, int root) {
   const bool at_root = rank() == root;
   Staged s = at_root ? stage(&data, nullptr) : stage(nullptr, &data);
   std::byte* buf = at_root ? s.in : s.out;
+  const MPI_Datatype type = mpi_datatype(data.dtype);
   return collective(
-      CallKind::broadcast,
-      [&](MPI_Request* r) {
-    return MPI_Ibcast(buf, n, mpi_datatype(data.dtype), root, comm_->handle(), r);
+      call_of::broadcast(data, root),
+      [=, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Ibcast(buf, n, type, root, comm, r);
       },
       at_root ? Finish{} : copy_out(data, buf), std::move(s.scratch));
 }
@@ -128,11 +116,12 @@ Work MpiBackend::reduce(core::Buf data, ReduceOp op, int root) {
   const bool at_root = rank() == root;
   Staged s = stage(&data, nullptr);
   std::byte* buf = s.in;
+  const DType dtype = data.dtype;
   return collective(
-      CallKind::reduce,
-      [&](MPI_Request* r) {
+      call_of::reduce(data, op, root),
+      [=, comm = comm_->handle()](MPI_Request* r) {
     return MPI_Ireduce(at_root ? MPI_IN_PLACE : buf, at_root ? buf : nullptr, n,
-                       mpi_datatype(data.dtype), mpi_op(data.dtype, op), root, comm_->handle(), r);
+                       mpi_datatype(dtype), mpi_op(dtype, op), root, comm, r);
       },
       at_root ? copy_out(data, buf, mean_of(data, op, size())) : Finish{}, std::move(s.scratch));
 }
@@ -142,9 +131,9 @@ Work MpiBackend::all_gather(core::Buf input, core::Buf output) {
   const MPI_Datatype type = mpi_datatype(input.dtype);
   Staged s = stage(&input, &output);
   return collective(
-      CallKind::all_gather,
-      [&](MPI_Request* r) {
-    return MPI_Iallgather(s.in, n, type, s.out, n, type, comm_->handle(), r);
+      call_of::all_gather(input),
+      [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Iallgather(in, n, type, out, n, type, comm, r);
       },
       copy_out(output, s.out), std::move(s.scratch));
 }
@@ -163,9 +152,9 @@ Work MpiBackend::all_gather_v(core::Buf input, core::Buf output, std::span<const
   const MPI_Datatype type = mpi_datatype(input.dtype);
   const int mine = counts.empty() ? 0 : sizes[rank()];
   return collective(
-      CallKind::all_gather_v,
-      [&](MPI_Request* r) {
-    return MPI_Iallgatherv(s.in, mine, type, s.out, sizes, offsets, type, comm_->handle(), r);
+      call_of::all_gather_v(input, output, counts),
+      [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Iallgatherv(in, mine, type, out, sizes, offsets, type, comm, r);
       },
       copy_out(output, s.out), std::move(s.scratch));
 }
@@ -176,9 +165,9 @@ Work MpiBackend::gather(core::Buf input, core::Buf output, int root) {
   const bool at_root = rank() == root;
   Staged s = stage(&input, at_root ? &output : nullptr);
   return collective(
-      CallKind::gather,
-      [&](MPI_Request* r) {
-    return MPI_Igather(s.in, n, type, at_root ? s.out : nullptr, n, type, root, comm_->handle(), r);
+      call_of::gather(input, root),
+      [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Igather(in, n, type, at_root ? out : nullptr, n, type, root, comm, r);
       },
       at_root ? copy_out(output, s.out) : Finish{}, std::move(s.scratch));
 }
@@ -189,10 +178,9 @@ Work MpiBackend::scatter(core::Buf input, core::Buf output, int root) {
   const bool at_root = rank() == root;
   Staged s = stage(at_root ? &input : nullptr, &output);
   return collective(
-      CallKind::scatter,
-      [&](MPI_Request* r) {
-    return MPI_Iscatter(at_root ? s.in : nullptr, n, type, s.out, n, type, root, comm_->handle(),
-                        r);
+      call_of::scatter(output, root),
+      [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Iscatter(at_root ? in : nullptr, n, type, out, n, type, root, comm, r);
       },
       copy_out(output, s.out), std::move(s.scratch));
 }
@@ -201,11 +189,11 @@ Work MpiBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) 
   const int n = mpi_count(output.count, "reduce_scatter");
   (void)mpi_count(input.count, "reduce_scatter");
   Staged s = stage(&input, &output);
+  const DType dtype = output.dtype;
   return collective(
-      CallKind::reduce_scatter,
-      [&](MPI_Request* r) {
-    return MPI_Ireduce_scatter_block(s.in, s.out, n, mpi_datatype(output.dtype),
-                                     mpi_op(output.dtype, op), comm_->handle(), r);
+      call_of::reduce_scatter(output, op),
+      [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Ireduce_scatter_block(in, out, n, mpi_datatype(dtype), mpi_op(dtype, op), comm, r);
       },
       copy_out(output, s.out, mean_of(output, op, size())), std::move(s.scratch));
 }
@@ -216,9 +204,9 @@ Work MpiBackend::all_to_all(core::Buf input, core::Buf output) {
   const MPI_Datatype type = mpi_datatype(input.dtype);
   Staged s = stage(&input, &output);
   return collective(
-      CallKind::all_to_all,
-      [&](MPI_Request* r) {
-    return MPI_Ialltoall(s.in, n, type, s.out, n, type, comm_->handle(), r);
+      call_of::all_to_all(input),
+      [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Ialltoall(in, n, type, out, n, type, comm, r);
       },
       copy_out(output, s.out), std::move(s.scratch));
 }
@@ -243,58 +231,47 @@ Work MpiBackend::all_to_all_v(core::Buf input, core::Buf output,
     out_offset += output_counts[i];
   }
   const MPI_Datatype type = mpi_datatype(input.dtype);
-  // A peer that sends more than this rank's split for it truncates (MPI_ERR_TRUNCATE in the
-  // status): the output is left as it was. MPI does not say which peer, nor tell the sender.
-  Finish finish = [copy = copy_out(output, s.out), me = rank()](const MPI_Status& status) {
-    if (status.MPI_ERROR == MPI_ERR_TRUNCATE)
-      throw DesyncError("all_to_all with splits: a rank sends group rank " + std::to_string(me) +
-                        " more elements than its output_splits expect from it (MPI_ERR_TRUNCATE; "
-                        "MPI does not say which rank)");
-    copy(status);
-  };
+  // The ranks exchange their splits first (sequence.hpp): a peer that would send more or fewer
+  // elements than this rank's split for it expects is a DesyncError on every rank.
   return collective(
-      CallKind::all_to_all_v,
-      [&](MPI_Request* r) {
-    return MPI_Ialltoallv(s.in, send_counts, send_offsets, type, s.out, recv_counts, recv_offsets,
-                          type, comm_->handle(), r);
+      call_of::all_to_all_v(input),
+      [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
+    return MPI_Ialltoallv(in, send_counts, send_offsets, type, out, recv_counts, recv_offsets, type,
+                          comm, r);
       },
-      std::move(finish), std::move(s.scratch));
+      copy_out(output, s.out), std::move(s.scratch),
+      Splits{std::vector<std::uint64_t>(input_counts.begin(), input_counts.end()),
+             std::vector<std::uint64_t>(output_counts.begin(), output_counts.end())});
 }
 
-Work MpiBackend::barrier() {
-  return collective(CallKind::barrier,
-                    [&](MPI_Request* r) { return MPI_Ibarrier(comm_->handle(), r); });
-}
+Work MpiBackend::barrier() { return collective(call_of::barrier(), {}); }
 
 std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ranks) {
   const auto it = std::find(ranks.begin(), ranks.end(), rank());
   const bool member = it != ranks.end();
+  const std::vector<std::uint64_t> values(ranks.begin(), ranks.end());
   return split_by_color(member ? 0 : -1, member ? static_cast<int>(it - ranks.begin()) : 0, ranks,
-                        false, "new_group");
+                        false, core::hash_list(values), core::CallKind::split);
 }
 
 // color = the index of this rank's list, key = its position there.
 std::shared_ptr<core::BackendImpl> MpiBackend::split_groups(const core::Layout& layout) {
   return split_by_color(layout.color, std::max(layout.position, 0), layout.own(), layout.count > 1,
-                        "new_subgroups");
+                        layout.hash, core::CallKind::split_groups);
 }
 
 // One MPI_Comm_split (MPI_UNDEFINED for color -1).
 std::shared_ptr<core::BackendImpl> MpiBackend::split_by_color(int color, int key,
                                                               const std::vector<int>& own,
-                                                              bool several, const char* what) {
+                                                              bool several, std::uint32_t lists,
+                                                              core::CallKind kind) {
   const int index = ++splits_;
-  const std::string operation = std::string(what) + " #" + std::to_string(index);
-  comm_->check_usable(operation);
-  // MPI_Comm_split blocks without a deadline: a barrier with one first, so it starts only once
-  // every member has arrived.
-  MPI_Request request = MPI_REQUEST_NULL;
-  {
-    auto lock = mpi_lock();
-    check_mpi(MPI_Ibarrier(comm_->handle(), &request), comm_->where(operation));
-  }
-  Scratch none;
-  await(request, Clock::now() + comm_->spec().timeout, operation, none);
+  const std::string operation = std::string(core::to_string(kind)) + " #" + std::to_string(index);
+  // MPI_Comm_split blocks without a deadline: the ranks first agree on the split, with one, so
+  // it starts only once every member has arrived with the same call.
+  core::CallDesc call = core::make_call(kind);
+  call.lists = lists;
+  collective(call, {}).wait();
   if (color < 0) color = MPI_UNDEFINED;
   MPI_Comm child = MPI_COMM_NULL;
   {

@@ -1,10 +1,12 @@
 // The mpi backend: core::BackendImpl over MPI, one object per rank per group, each group its own
 // communicator (MPI_Comm_split of its parent). Every operation is MPI's non-blocking form
 // (MPI_Iallreduce, MPI_Isend, ...) behind a Work that polls it against the group's timeout, so
-// no call blocks past its deadline; reductions are dist's own MPI_Ops (mapping.hpp).
+// no call blocks past its deadline; reductions are dist's own MPI_Ops (mapping.hpp). Every
+// collective is agreed by the ranks before its data moves (sequence.hpp).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,19 +47,24 @@ class MpiBackend final : public core::BackendImpl {
                     std::span<const std::size_t> output_counts) override;
 
  private:
-  // Starts collective #n: checks the group, then `post(request)` issues the MPI call under the
-  // lock. `finish` runs on completion (with `scratch` kept alive until then).
-  template <class Post>
-  Work collective(core::CallKind kind, Post&& post, Finish finish = {}, Scratch scratch = {});
-  // Waits for a request of our own (not behind a Work), giving it up with `scratch` on a timeout.
-  void await(MPI_Request& request, Clock::time_point deadline, const std::string& operation,
-             Scratch& scratch);
+  // The data call of a collective, made under the MPI lock once the ranks agreed on it.
+  using Post = std::function<int(MPI_Request*)>;
+  // An uneven all_to_all's splits (per group rank): what this rank sends each, expects from each.
+  struct Splits {
+    std::vector<std::uint64_t> sends, expects;
+  };
+  // Starts a collective in the group's sequence (sequence.hpp): `post` (none: a barrier or a
+  // split) once every rank agreed on `call`, then `finish` on completion, on the waiting thread,
+  // with `scratch` kept alive until then.
+  Work collective(const core::CallDesc& call, Post post, Finish finish = {}, Scratch scratch = {},
+                  Splits splits = {});
   Work p2p(core::Buf data, int peer, int tag, bool is_send);
   // split and split_groups: one MPI_Comm_split by `color` (-1: in no group) and `key`; `own` is
   // this rank's list, the color is named in the store prefix when `several` groups are made;
-  // `what` names the call in errors.
+  // `lists` is the hash every rank agrees on first; `kind` is split or split_groups.
   std::shared_ptr<core::BackendImpl> split_by_color(int color, int key, const std::vector<int>& own,
-                                                    bool several, const char* what);
+                                                    bool several, std::uint32_t lists,
+                                                    core::CallKind kind);
 
   std::shared_ptr<MpiComm> comm_;
   int splits_ = 0;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "core/store/store.hpp"
 #include "real/mpi/runtime.hpp"
+#include "real/mpi/sequence.hpp"
 
 namespace dist::real {
 
@@ -33,7 +35,8 @@ class MpiComm {
   // Takes ownership of spec.comm, makes MPI report its errors as codes (MPI_ERRORS_RETURN) and
   // duplicates it (MPI_Comm_dup: collective, so every member constructs its MpiComm at once).
   explicit MpiComm(MpiGroupSpec spec);
-  // Frees the communicators, unless MPI was finalized or a timeout left an operation on them.
+  // Gives the sequence up, then frees the communicators, unless MPI was finalized or an operation
+  // is still pending on them (a timeout, a Work dropped or left unwaited).
   ~MpiComm();
   MpiComm(const MpiComm&) = delete;
   MpiComm& operator=(const MpiComm&) = delete;
@@ -55,18 +58,36 @@ class MpiComm {
     if (!usable()) throw_unusable(operation);
   }
 
-  // After `operation` timed out: the group becomes unusable, and TimeoutError names `peer` (a
-  // world rank; p2p) or, for a collective (peer < 0), the members that do not answer a roll
-  // call. The request stays pending, for the caller to abandon().
-  [[noreturn]] void timed_out(const std::string& operation, int peer);
+  // A p2p operation was given up with its requests pending: the communicators stay (MPI may still
+  // complete it at exit).
+  void left_pending() noexcept { left_pending_.store(true, std::memory_order_relaxed); }
 
-  // Waits for `request` until `deadline`; timed_out(operation, -1) when it passes.
-  void wait(MPI_Request& request, Clock::time_point deadline, const std::string& operation);
+  // The group's collectives, in call order.
+  Sequence& sequence() { return sequence_; }
+
+  // After `operation` timed out: the group becomes unusable (its sequence is given up), and
+  // TimeoutError names `peer` (a world rank; p2p) or, for a collective (peer < 0), the members
+  // that do not answer a roll call. A p2p request stays pending, for the caller to abandon().
+  // A collective's (`index` in the sequence) is written to the store, for a peer that arrives
+  // later (throw_if_given_up).
+  [[noreturn]] void timed_out(const std::string& operation, int peer, std::uint64_t index = 0);
+  // timed_out without the error: the group is unusable, and collective `index` (0: none) is
+  // recorded as given up (Work::wait's own timeout on a collective).
+  void give_up(const std::string& operation, std::uint64_t index);
+  // When a member gave up collective `index` (or one before it) at its timeout, that call can
+  // never complete here: the group becomes unusable and BackendError names the member. Asks the
+  // store (a late rank's collective that has waited a while calls it).
+  void throw_if_given_up(const std::string& operation, std::uint64_t index);
 
  private:
+  void retire(const std::string& operation);  // unusable from now on; the sequence given up
+  std::string given_up_key() const;
+
   MpiGroupSpec spec_;
   MPI_Comm acks_ = MPI_COMM_NULL;
+  Sequence sequence_;
   std::atomic<bool> unusable_{false};
+  std::atomic<bool> left_pending_{false};
   mutable std::mutex mutex_;
   std::string unusable_after_;  // the operation that timed out (under mutex_)
 };

@@ -2,6 +2,7 @@
 // handler that finalises MPI unless a request given up after a timeout is still pending.
 #include "real/mpi/runtime.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -18,6 +19,7 @@ struct State {
   struct Abandoned {
     Requests requests;
     Scratch scratch;  // freed with the last of them
+    bool collective = false;
   };
   std::vector<Abandoned> abandoned;
 };
@@ -32,8 +34,8 @@ constexpr auto busy_period = std::chrono::milliseconds(200);
 constexpr auto idle_poll = std::chrono::microseconds(200);
 constexpr auto exit_grace = std::chrono::seconds(2);
 
-// Tests every abandoned request once; returns how many operations are still pending. Under the
-// lock.
+// Tests every abandoned request once; returns how many messages (not collectives) are still
+// pending. Under the lock.
 std::size_t drain_abandoned(State& s) {
   std::erase_if(s.abandoned, [](State::Abandoned& a) {
     bool all = true;
@@ -45,7 +47,9 @@ std::size_t drain_abandoned(State& s) {
     }
     return all;
   });
-  return s.abandoned.size();
+  return static_cast<std::size_t>(
+      std::count_if(s.abandoned.begin(), s.abandoned.end(),
+                    [](const State::Abandoned& a) { return !a.collective; }));
 }
 
 bool pending(const Requests& requests) {
@@ -61,16 +65,17 @@ void finalize_at_exit() {
   MPI_Finalized(&finalized);
   if (finalized) return;
   const auto deadline = Clock::now() + exit_grace;
-  while (drain_abandoned(s) > 0 && Clock::now() < deadline) {
+  std::size_t messages = 0;
+  while ((messages = drain_abandoned(s)) > 0 && Clock::now() < deadline) {
     lock.unlock();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     lock.lock();
   }
-  if (!s.abandoned.empty()) {
+  if (messages > 0) {
     std::fprintf(stderr,
-                 "dist: not calling MPI_Finalize: %zu MPI operation(s) given up after a timeout "
+                 "dist: not calling MPI_Finalize: %zu MPI message(s) given up after a timeout "
                  "never completed (mpirun may report this process as having exited early)\n",
-                 s.abandoned.size());
+                 messages);
     return;
   }
   MPI_Finalize();
@@ -138,19 +143,23 @@ bool poll_until(std::span<MPI_Request> requests, Clock::time_point deadline, MPI
   const auto start = Clock::now();
   for (;;) {
     if (test_once(requests, statuses)) return true;
-    const auto now = Clock::now();
-    if (now >= deadline) return false;
-    if (now - start < spin_period) continue;  // a small operation is done within microseconds
-    if (now - start < busy_period) std::this_thread::yield();
-    else std::this_thread::sleep_for(idle_poll);
+    if (Clock::now() >= deadline) return false;
+    poll_pause(start);
   }
 }
 
-void abandon(const Requests& requests, Scratch scratch) {
+void poll_pause(Clock::time_point start) {
+  const auto elapsed = Clock::now() - start;
+  if (elapsed < spin_period) return;  // a small operation is done within microseconds
+  if (elapsed < busy_period) std::this_thread::yield();
+  else std::this_thread::sleep_for(idle_poll);
+}
+
+void abandon(const Requests& requests, Scratch scratch, bool collective) {
   if (!pending(requests)) return;
   auto lock = mpi_lock();
   drain_abandoned(state());  // frees what completed since
-  state().abandoned.push_back({requests, std::move(scratch)});
+  state().abandoned.push_back({requests, std::move(scratch), collective});
 }
 
 }  // namespace dist::real

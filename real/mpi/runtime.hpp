@@ -46,6 +46,9 @@ using Requests = std::array<MPI_Request, 2>;
 // status' MPI_ERROR set to MPI_ERR_TRUNCATE (p2p names the sizes); any other MPI error throws.
 bool poll_until(std::span<MPI_Request> requests, Clock::time_point deadline,
                 MPI_Status* statuses = MPI_STATUS_IGNORE);
+// The pause between two polls of an operation started at `start`, as poll_until paces them.
+void poll_pause(Clock::time_point start);
+
 // One MPI_Test of each pending request (under the lock), with poll_until's handling of `statuses`;
 // true when none is pending.
 bool test_once(std::span<MPI_Request> requests, MPI_Status* statuses = MPI_STATUS_IGNORE);
@@ -56,11 +59,12 @@ inline bool poll_until(MPI_Request& request, Clock::time_point deadline,
 
 // Hands over requests that were given up (a timeout, a Work dropped before completion), with the
 // scratch memory MPI may still read or write (freed once they all completed). At exit dist waits
-// up to 2 s for such requests; if some never complete, it skips MPI_Finalize (which would block
-// on them) and says so on stderr.
-void abandon(const Requests& requests, Scratch scratch = {});
-inline void abandon(MPI_Request request, Scratch scratch = {}) {
-  abandon(Requests{request, MPI_REQUEST_NULL}, std::move(scratch));
+// up to 2 s for given-up messages (send and recv); if some never complete, it skips MPI_Finalize
+// (which would wait for them) and says so on stderr. A given-up `collective` is not waited for:
+// its peers may never join it (they gave it up first), and MPI_Finalize leaves it be.
+void abandon(const Requests& requests, Scratch scratch = {}, bool collective = false);
+inline void abandon(MPI_Request request, Scratch scratch = {}, bool collective = false) {
+  abandon(Requests{request, MPI_REQUEST_NULL}, std::move(scratch), collective);
 }
 
 }  // namespace dist::real

@@ -1,8 +1,10 @@
-// The Work of an mpi operation: its MPI requests (a collective's one; a send's or recv's message
-// and its acknowledgement) polled against its deadline in wait(), then a finishing step on the
-// host (a mean's division, a p2p check). A collective's deadline runs from its start; a send's or
-// recv's from the wait, as gloo's. A Work dropped before completion gives its requests up
-// (runtime.hpp, abandon) instead of leaking them.
+// The Works of mpi operations. MpiWork: a send's or recv's MPI requests (the message and its
+// acknowledgement) polled against the deadline in wait(), then a finishing step on the host (the
+// p2p check); its deadline runs from the wait, as gloo's. A p2p Work dropped before completion
+// gives its requests up (runtime.hpp, abandon) instead of leaking them. CollectiveWork: a
+// collective of the group's sequence (sequence.hpp), moved along until done or its deadline (from
+// its start), then its finishing step (the copy out, a mean's division); a dropped one is carried
+// through by the sequence.
 #pragma once
 
 #include <mpi.h>
@@ -22,6 +24,7 @@
 #include "core/work_state.hpp"
 #include "real/mpi/communicator.hpp"
 #include "real/mpi/scratch.hpp"
+#include "real/mpi/sequence.hpp"
 
 namespace dist::real {
 
@@ -46,8 +49,6 @@ struct MpiOperation {
 
 class MpiWork final : public detail::WorkState {
  public:
-  MpiWork(std::shared_ptr<MpiComm> comm, MPI_Request request, MpiOperation operation)
-      : MpiWork(std::move(comm), Requests{request, MPI_REQUEST_NULL}, std::move(operation)) {}
   MpiWork(std::shared_ptr<MpiComm> comm, const Requests& requests, MpiOperation operation);
   ~MpiWork() override;
 
@@ -58,12 +59,36 @@ class MpiWork final : public detail::WorkState {
 
  private:
   void complete();  // runs finish once the requests are done; records an error
+  void give_up();   // abandons the pending requests with the scratch
 
   std::shared_ptr<MpiComm> comm_;
   Requests requests_;
   MpiOperation operation_;
   std::mutex mutex_;
   std::array<MPI_Status, std::tuple_size_v<Requests>> statuses_{};  // of the completed requests
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+class CollectiveWork final : public detail::WorkState {
+ public:
+  CollectiveWork(std::shared_ptr<MpiComm> comm, std::shared_ptr<Collective> collective,
+                 Finish finish)
+      : comm_(std::move(comm)), collective_(std::move(collective)), finish_(std::move(finish)) {}
+
+  void wait() override;
+  // A timeout shorter than the collective's deadline leaves it going on (WaitTimeout).
+  void wait_for(std::chrono::milliseconds timeout) override;
+  bool is_completed() override;
+
+ private:
+  void complete();  // once the sequence is done with it: its error, or the finishing step
+  std::string name() const { return std::string(core::to_string(collective_->call.kind)); }
+
+  std::shared_ptr<MpiComm> comm_;
+  std::shared_ptr<Collective> collective_;
+  Finish finish_;
+  std::mutex mutex_;
   bool done_ = false;
   std::exception_ptr error_;
 };

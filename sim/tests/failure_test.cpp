@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -183,6 +184,44 @@ TEST(RankFailure, ReturningWithAnUnwaitedAsyncOpFailsThePeer) {
   });
   EXPECT_TRUE(e.failed_with<dist::DeadlockError>(1)) << message_of(e, 1);
   EXPECT_THAT(message_of(e, 1), HasSubstr("was still unmatched"));
+}
+
+// Runs its function when destroyed.
+struct Defer {
+  std::function<void()> run;
+  explicit Defer(std::function<void()> f) : run(std::move(f)) {}
+  ~Defer() { run(); }
+};
+
+// A rank that leaves by an exception while its all_reduce_async is in flight: its buffer goes with
+// its stack, so the peer that posts later must get a RankFailure naming it, never an all_reduce
+// that reads and writes the freed buffer (a heap-use-after-free under ASan, corrupted buffers
+// without it). Both schedules.
+TEST(RankFailure, ARankLeavingByAnExceptionWithWorkInFlightFailsThePeersCall) {
+  for (const auto schedule :
+       {dist::sim::Schedule::concurrent, dist::sim::Schedule::deterministic}) {
+    auto cluster = world(2);
+    cluster.schedule = schedule;
+    SCOPED_TRACE(schedule == dist::sim::Schedule::concurrent ? "concurrent" : "deterministic");
+    const auto e = sim_test::failure_of(cluster, [] {
+      if (dist::get_rank() == 0) {
+        // Unwound last: rank 1 posts while rank 0 is still leaving, its buffer already freed.
+        const Defer linger([] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); });
+        std::vector<float> v(10000, 1.0F);
+        dist::Work work = dist::all_reduce_async(std::span<float>(v));
+        std::vector<int> posted{1};
+        dist::send(posted, 1);  // rank 1 posts its side after this one's, on either schedule
+        throw std::runtime_error("rank 0's step failed");
+      }
+      std::vector<int> posted{0};
+      dist::recv(posted, 0);
+      std::vector<float> v(10000, 1.0F);
+      dist::all_reduce(v);
+    });
+    EXPECT_THAT(message_of(e, 0), HasSubstr("rank 0's step failed"));
+    ASSERT_TRUE(e.failed_with<dist::RankFailure>(1)) << message_of(e, 1);
+    EXPECT_THAT(message_of(e, 1), HasSubstr("rank 0 left by an exception while its all_reduce"));
+  }
 }
 
 TEST(Timeout, ARankBusyOutsideTheFabricTimesOutItsPeers) {

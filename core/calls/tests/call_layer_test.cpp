@@ -208,4 +208,38 @@ TEST(CallLayer, MonitoredBarriersLeaveOneBarriersKeysInTheStore) {
       {"monitored_barrier/w/6/0", "monitored_barrier/w/6/1", "monitored_barrier/w/6/2"}));
 }
 
+// A rank that reaches a monitored barrier after the others gave up on it learns at once that it
+// failed (the verdict in the store), instead of finding their keys and passing it alone.
+TEST(CallLayer, ARankLateForAMonitoredBarrierLearnsAtOnceThatItFailed) {
+  auto store = std::make_shared<HashStore>();
+  auto ranks = world(3, store, 5s);
+  std::vector<std::chrono::steady_clock::duration> took(3);
+  const auto errors = on_threads(3, [&](int rank) {
+    if (rank == 2) std::this_thread::sleep_for(700ms);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      ranks[static_cast<std::size_t>(rank)].layer->monitored_barrier(300ms, true);
+    } catch (...) {
+      took[static_cast<std::size_t>(rank)] = std::chrono::steady_clock::now() - start;
+      throw;
+    }
+  });
+  for (int r = 0; r < 3; ++r) {
+    const auto& e = errors[static_cast<std::size_t>(r)];
+    ASSERT_TRUE(e) << "rank " << r << " passed a barrier rank 2 missed";
+    try {
+      std::rethrow_exception(e);
+    } catch (const TimeoutError& t) {
+      EXPECT_EQ(t.missing_ranks(), std::vector<int>{2}) << t.what();
+      if (r == 2) {
+        EXPECT_NE(std::string(t.what()).find("failed before rank 2 arrived: the others gave up "
+                                             "waiting for rank 2"),
+                  std::string::npos)
+            << t.what();
+      }
+    }
+  }
+  EXPECT_LT(took[2], 200ms) << "the late rank waited for a barrier that had already failed";
+}
+
 }  // namespace

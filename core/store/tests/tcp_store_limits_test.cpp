@@ -338,3 +338,43 @@ TEST(TcpStoreLimits, AServerWithASecretRefusesClientsWithoutIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A rank that re-initialises faster than rank 0 reaches rank 0's previous store, still open until
+// rank 0's destroy_dist: told that it serves an earlier world, it waits for the new one on the
+// same port instead of joining the old (whose keys are the previous world's).
+TEST(TcpStoreLimits, AClientOfALaterWorldWaitsForItsStoreInsteadOfJoiningTheOld) {
+  auto o = options(true, 0);
+  o.generation = 1;
+  auto old_world = std::make_unique<TcpStore>(o);
+  old_world->set("world", dist::core::to_bytes("first"));
+  const std::uint16_t port = old_world->port();
+  std::unique_ptr<TcpStore> new_world;
+  std::thread rank0([&] {
+    std::this_thread::sleep_for(400ms);
+    old_world.reset();
+    auto next = options(true, port);
+    next.generation = 2;
+    new_world = std::make_unique<TcpStore>(next);
+    new_world->set("world", dist::core::to_bytes("second"));
+  });
+  auto client = options(false, port);
+  client.generation = 2;
+  std::string seen;
+  try {
+    TcpStore c(client);
+    seen = dist::core::to_string(c.get("world", 5s));
+  } catch (const dist::Error& e) {
+    seen = e.what();
+  }
+  rank0.join();
+  EXPECT_EQ(seen, "second");
+  // A client of an earlier world than the store's is refused, saying why.
+  client.generation = 1;
+  const auto earlier = error_of<dist::BackendError>([&] { TcpStore c(client); });
+  EXPECT_TRUE(contains(earlier, "is for world #1 of its process, the store serves world #2"))
+      << earlier;
+}
+
+}  // namespace

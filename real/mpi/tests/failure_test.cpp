@@ -1,8 +1,10 @@
 // The mpi backend's failure paths (run with a 3 s timeout, mpirun -n 3): a rank that arrives
 // late is named in the TimeoutError of the others, who leave the group unusable rather than
-// reuse it; the late rank's own call completes when it arrives, as MPI matches it then, and
-// never into the others' buffers, which they may have freed by then (a collective, and a recv
-// from the late rank). Then the world is destroyed and joined again on the same MPI.
+// reuse it; the late rank's own collective never completes against their given-up calls (it
+// learns from the store that they gave up), and nothing MPI completes later writes into the
+// others' buffers, which they may have freed by then (a collective, and a recv from the late
+// rank). A Work::wait with a timeout of its own raises at that timeout and leaves the call going
+// on. Then the world is destroyed and joined again on the same MPI.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -37,9 +39,19 @@ TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
   const int late = world - 1;
   std::vector<std::int64_t> v{dist::get_rank()};
   if (dist::get_rank() == late) {
-    std::this_thread::sleep_for(4500ms);              // past the others' 3 s timeout
-    dist::all_reduce(v, dist::ReduceOp::sum, group);  // matched by the others' given-up calls
-    EXPECT_EQ(v[0], static_cast<std::int64_t>(world) * (world - 1) / 2);
+    std::this_thread::sleep_for(4500ms);  // past the others' 3 s timeout
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      dist::all_reduce(v, dist::ReduceOp::sum, group);
+      ADD_FAILURE() << "the late all_reduce completed against calls given up at their timeout";
+    } catch (const dist::BackendError& e) {
+      EXPECT_NE(std::string(e.what()).find("gave up this collective at its timeout, before this "
+                                           "rank arrived"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "the late rank was not told at once";
+    EXPECT_EQ(v[0], late) << "the late rank's buffer was written";
   } else {
     const auto start = std::chrono::steady_clock::now();
     try {
@@ -114,8 +126,8 @@ TEST(MpiFailure, AGivenUpCollectiveNeverWritesTheCallersBufferAfterTheTimeout) {
   };
   late_rank_writes_no_freed_buffer(
       [&](std::span<std::int64_t> v, const dist::Group& group, int late) {
-    all_reduce(v, group, late);
-    EXPECT_EQ(v[0], dist::get_world_size());
+    EXPECT_THROW(all_reduce(v, group, late), dist::BackendError);
+    EXPECT_EQ(v[0], 1);
       },
       all_reduce);
 }
@@ -133,6 +145,39 @@ TEST(MpiFailure, AGivenUpRecvNeverWritesTheCallersBufferAfterTheTimeout) {
   });
 }
 
+// Work::wait(300 ms) on an all_reduce the last rank joins only after a second: a TimeoutError at
+// about 300 ms (not after a roll call); as at the group's timeout, the call has then failed here,
+// the group is retired, and the late rank learns at once that the others gave the call up.
+TEST(MpiFailure, AWaitWithItsOwnTimeoutRaisesThenAndTheLateRankIsTold) {
+  const int world = dist::get_world_size();
+  if (world < 2) GTEST_SKIP() << "needs 2 ranks";
+  const dist::Group group = group_of_everyone(world);
+  std::vector<std::int64_t> v{1};
+  if (dist::get_rank() == world - 1) {
+    std::this_thread::sleep_for(1200ms);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(dist::all_reduce(v, dist::ReduceOp::sum, group), dist::BackendError);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+    EXPECT_EQ(v[0], 1);
+  } else {
+    dist::Work work =
+        dist::all_reduce_async(std::span<std::int64_t>(v), dist::ReduceOp::sum, group);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      work.wait(300ms);
+      ADD_FAILURE() << "the all_reduce completed without the last rank";
+    } catch (const dist::TimeoutError& e) {
+      EXPECT_NE(std::string(e.what()).find("did not complete within 300 ms"), std::string::npos)
+          << e.what();
+    }
+    const auto waited = std::chrono::steady_clock::now() - start;
+    EXPECT_GE(waited, 300ms);
+    EXPECT_LT(waited, 800ms) << "the timed wait raised late";
+    EXPECT_THROW(dist::barrier(group), dist::BackendError);  // retired
+  }
+  dist::barrier();
+}
+
 }  // namespace
 
 namespace {
@@ -144,10 +189,8 @@ TEST(MpiLifecycle, DestroyAndInitAgainJoinsANewWorld) {
   dist::barrier();
   dist::destroy_dist();
   EXPECT_FALSE(dist::is_distributed());
-  // A new port: on the old one, a fast rank could reach rank 0's store before rank 0 has closed
-  // it (a race of the TCP store's re-creation on one port, whatever the backend).
-  const int port = std::stoi(std::getenv("MASTER_PORT")) + 1;
-  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  // The same port: a rank faster than rank 0 finds rank 0's old store still open, is told that
+  // it serves the previous world, and waits for the new one.
   dist::InitOptions options;
   options.timeout = std::chrono::seconds(30);
   dist::init_dist("mpi", dist::Backend::mpi, options);

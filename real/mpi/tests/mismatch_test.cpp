@@ -1,14 +1,17 @@
-// Mismatched p2p on mpi (mpirun -n 2 and -n 3): a recv whose element count or dtype differs from
-// the send's raises InvalidArgument on the receiver, and the send raises it on the sender, both
-// naming both ranks with what each posted; the receiver's buffer is left unchanged, and the next
-// message on the same tag still arrives intact.
+// Mismatched calls on mpi (mpirun -n 2 and -n 3). p2p: a recv whose element count or dtype
+// differs from the send's raises InvalidArgument on the receiver, and the send raises it on the
+// sender, both naming both ranks with what each posted; the receiver's buffer is left unchanged,
+// and the next message on the same tag still arrives intact. Collectives: below.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dist/dist.hpp"
+#include "dist/init.hpp"
 #include "real/mpi/tests/ranks.hpp"
 
 namespace {
@@ -115,28 +118,106 @@ TEST(MpiMismatch, NonBlockingSendAndRecvRaiseFromWaitOnBothRanks) {
   dist::barrier();
 }
 
-// An uneven all_to_all whose splits disagree (rank 0 sends rank 1 two elements, rank 1 expects
-// one): MPI_Ialltoallv truncates on the receiver, which raises DesyncError naming the call (MPI
-// does not say which rank sent too much, nor tell the sender); never an abort of the job.
-TEST(MpiZMismatch, AnUnevenAllToAllWhoseSplitsDisagreeIsAnError) {
-  if (world() != 2) GTEST_SKIP() << "needs exactly 2 ranks";
-  const std::vector<std::int64_t> in_splits =
-      rank() == 0 ? std::vector<std::int64_t>{1, 2} : std::vector<std::int64_t>{1, 1};
-  const std::vector<std::int64_t> out_splits{1, 1};
-  std::vector<float> input(rank() == 0 ? 3 : 2), output(2);
+// Collectives that disagree (mpirun -n 2 and -n 3): the ranks agree on every call before MPI
+// moves its data (real/mpi/sequence.hpp), so a mismatch is the same DesyncError on every rank,
+// naming every rank's call; no buffer is written, and the group goes on. Without the agreement,
+// Open MPI corrupted the heap on 1,000 against 300,000 elements, and calls of the same size
+// returned garbage as if they had succeeded.
+
+// A mismatch ends the world (every later call raises the same DesyncError, as after any
+// mismatch): the tests join a fresh one, on the same port, after each.
+void fresh_world() {
+  dist::destroy_dist();
+  dist::InitOptions options;
+  options.timeout = std::chrono::seconds(60);
+  dist::init_dist("mpi", dist::Backend::mpi, options);
+}
+
+// Runs `call(rank)` on every rank, which must raise a DesyncError whose text contains each of
+// `parts`, at once; then the ranks join a fresh world and compare their errors there.
+template <class Call>
+void expect_desync_everywhere(Call call, const std::vector<std::string>& parts) {
+  if (world() < 2) GTEST_SKIP() << "needs 2 ranks";
   std::string error;
+  const auto start = std::chrono::steady_clock::now();
   try {
-    dist::all_to_all(std::span<float>(output), std::span<const float>(input), out_splits,
-                     in_splits);
-  } catch (const dist::Error& e) {
-    error = std::string(to_string(e.code())) + ": " + e.what();
+    call(rank());
+    ADD_FAILURE() << "the mismatched call returned on rank " << rank();
+  } catch (const dist::DesyncError& e) {
+    error = e.what();
   }
-  if (rank() == 1) {
-    EXPECT_EQ(error.rfind("desync: all_to_all with splits: a rank sends group rank 1 more elements "
-                          "than its output_splits expect from it",
-                          0),
-              0u)
-        << error;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  for (const std::string& part : parts)
+    EXPECT_NE(error.find(part), std::string::npos) << "rank " << rank() << ": " << error;
+  fresh_world();
+  const auto all = dist::all_gather_object(error);
+  for (const std::string& other : all) EXPECT_EQ(other, all.front());
+}
+
+TEST(MpiCollectiveMismatch, SizesThatDifferAreADesyncErrorAndNoBufferIsWritten) {
+  for (const auto& [mine, theirs] : {std::pair<std::size_t, std::size_t>{1000, 300000}, {4, 5}}) {
+    std::vector<float> v;
+    expect_desync_everywhere(
+        [&](int r) {
+      v.assign(r == 0 ? mine : theirs, 2.0F);
+      dist::all_reduce(v);
+        },
+        {"ranks disagree on 'count'",
+         "rank 0 called all_reduce(op=sum, float32 x " + std::to_string(mine) + ")",
+         "rank 1 called all_reduce(op=sum, float32 x " + std::to_string(theirs) + ")"});
+    EXPECT_EQ(v, std::vector<float>(rank() == 0 ? mine : theirs, 2.0F));
+  }
+}
+
+TEST(MpiCollectiveMismatch, CallsOfTheSameSizeThatDifferInDtypeRootOrKindAreADesyncError) {
+  expect_desync_everywhere(
+      [](int r) {
+    if (r == 0) {
+      std::vector<float> v(4, 1.0F);
+      dist::all_reduce(v);
+    } else {
+      std::vector<std::int32_t> v(4, 1);
+      dist::all_reduce(v);
+    }
+      },
+      {"ranks disagree on 'dtype'", "rank 0 called all_reduce(op=sum, float32 x 4)"});
+  expect_desync_everywhere(
+      [](int r) {
+    std::vector<float> v(4, static_cast<float>(r));
+    dist::broadcast(v, r == 0 ? 0 : 1);
+      },
+      {"ranks disagree on", "rank 0 called broadcast("});
+  expect_desync_everywhere(
+      [](int r) {
+    std::vector<float> v(4, 1.0F);
+    if (r == 0) dist::barrier();
+    else dist::all_reduce(v, dist::ReduceOp::max);
+      },
+      {"ranks disagree on 'kind'", "rank 0 called barrier"});
+}
+
+// An uneven all_to_all whose splits disagree: the ranks exchange their splits first, so both
+// "fewer than expected" (which MPI completes silently) and "more" (MPI_ERR_TRUNCATE on the
+// receiver alone) are a DesyncError on every rank naming the sender, the receiver and both sizes.
+TEST(MpiCollectiveMismatch, AnUnevenAllToAllWhoseSplitsDisagreeIsADesyncErrorOnEveryRank) {
+  for (const auto& [sent, expected] : {std::pair<std::int64_t, std::int64_t>{1, 2}, {3000, 1000}}) {
+    std::vector<float> output;
+    expect_desync_everywhere(
+        [&](int r) {
+      std::vector<std::int64_t> in_splits(static_cast<std::size_t>(world()), 1);
+      std::vector<std::int64_t> out_splits(static_cast<std::size_t>(world()), 1);
+      if (r == 0) in_splits[1] = sent;
+      if (r == 1) out_splits[0] = expected;
+      std::vector<float> input(static_cast<std::size_t>(world() - 1 + (r == 0 ? sent : 1)));
+      output.assign(static_cast<std::size_t>(world() - 1 + (r == 1 ? expected : 1)), 5.0F);
+      dist::all_to_all(std::span<float>(output), std::span<const float>(input), out_splits,
+                       in_splits);
+        },
+        {"ranks disagree on the all_to_all splits", "rank 0 sends rank 1 " + std::to_string(sent) +
+                                                        " element(s), where rank 1's output_splits "
+                                                        "expect " +
+                                                        std::to_string(expected)});
+    EXPECT_EQ(output, std::vector<float>(output.size(), 5.0F));
   }
 }
 
