@@ -30,7 +30,12 @@ void wait_state(detail::WorkState& state, std::optional<std::chrono::millisecond
 }  // namespace
 
 Work::~Work() {
-  if (state_ && std::uncaught_exceptions() > unwinding_) state_->abandon();
+  if (!state_ || std::uncaught_exceptions() <= unwinding_) return;
+  state_->abandon();
+  try {  // nor is it a Work the rank forgot to wait
+    if (state_->issued.ticket != 0) core::finish_issued(*state_, false);
+  } catch (...) {
+  }
 }
 
 void Work::wait() {

@@ -16,6 +16,7 @@
 
 namespace {
 
+using mpi_test::fresh_world;
 using mpi_test::rank;
 using mpi_test::world;
 
@@ -123,15 +124,6 @@ TEST(MpiMismatch, NonBlockingSendAndRecvRaiseFromWaitOnBothRanks) {
 // naming every rank's call; no buffer is written, and the group goes on. Without the agreement,
 // Open MPI corrupted the heap on 1,000 against 300,000 elements, and calls of the same size
 // returned garbage as if they had succeeded.
-
-// A mismatch ends the world (every later call raises the same DesyncError, as after any
-// mismatch): the tests join a fresh one, on the same port, after each.
-void fresh_world() {
-  dist::destroy_dist();
-  dist::InitOptions options;
-  options.timeout = std::chrono::seconds(60);
-  dist::init_dist("mpi", dist::Backend::mpi, options);
-}
 
 // Runs `call(rank)` on every rank, which must raise a DesyncError whose text contains each of
 // `parts`, at once; then the ranks join a fresh world and compare their errors there.
