@@ -94,6 +94,7 @@ int get_global_rank(const Group& group, int group_rank) {
 
 int get_world_size(const Group& group) {
   const auto* s = query_state(group);
+  if (s && s->rank < 0) return -1;  // torch's answer on a rank outside the group
   return s ? static_cast<int>(s->ranks->size()) : 1;
 }
 
@@ -105,6 +106,10 @@ int get_rank(const Group& group) {
 std::optional<Backend> get_backend(const Group& group) {
   core::Context* ctx = core::current_context();
   if (!ctx) return std::nullopt;
+  if (!group.is_member())
+    throw InvalidArgument("get_backend: the caller (rank " + std::to_string(ctx->rank) +
+                          ") is not a member of the " + core::group_text(group.ranks()) +
+                          ", which has no backend on this rank (torch raises too)");
   if (group.state() && group.state()->kind) return group.state()->kind;  // new_group's option
   return ctx->kind;
 }

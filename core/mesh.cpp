@@ -87,18 +87,18 @@ DeviceMesh init_device_mesh(std::vector<int> shape, std::vector<std::string> dim
   const int world = get_world_size();
   if (shape.empty()) throw InvalidArgument("init_device_mesh: argument 'shape' is empty");
   long long product = 1;
+  bool huge = false;  // the product passed 2^62: named as such rather than overflowing
   for (const int d : shape) {
     if (d < 1)
       throw InvalidArgument("init_device_mesh: shape " + shape_text(shape) +
                             " has a dimension < 1");
-    product *= d;
-    if (product > world) break;
+    huge = huge || product > (1LL << 62) / d;
+    if (!huge) product *= d;
   }
-  if (product != world)
-    throw InvalidArgument(
-        "init_device_mesh: shape " + shape_text(shape) + " holds " +
-        (product > world ? "more than " + std::to_string(world) : std::to_string(product)) +
-        " ranks, but the world has " + std::to_string(world));
+  if (huge || product != world)
+    throw InvalidArgument("init_device_mesh: shape " + shape_text(shape) + " holds " +
+                          (huge ? "more than 2^62" : std::to_string(product)) +
+                          " ranks, but the world has " + std::to_string(world));
   if (dim_names.empty())
     for (std::size_t d = 0; d < shape.size(); ++d) dim_names.push_back("dim" + std::to_string(d));
   if (dim_names.size() != shape.size())

@@ -124,7 +124,7 @@ std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int 
 }
 
 Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
-                 const char* argument, bool receive) {
+                 const char* argument, bool receive, bool self) {
   const auto t = resolve_group(group, function);
   if (receive && peer == any_source) {
     if (!t.backend->receives_from_any_source())
@@ -138,7 +138,7 @@ Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const c
     check_rank(peer, t.size, function, argument);
   }
   check_tag(tag, function);
-  if (peer == t.rank)
+  if (peer == t.rank && !self)
     throw InvalidArgument(where(function, argument) + " is the caller's own rank");
   check_buffer(data, t.backend, function, "data");
   return t;

@@ -45,9 +45,10 @@ std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int 
                                       const char* buffer);
 // A send's or recv's arguments: a member of `group`, `peer` (named `argument`) another rank of
 // it, a non-negative tag, a buffer the backend reaches. Returns the resolved group. A receive
-// (`receive`) may name dist::any_source as its peer where the backend receives from any source.
+// (`receive`) may name dist::any_source as its peer where the backend receives from any source;
+// with `self`, the peer may be the caller (batch_isend_irecv matches those itself).
 Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
-                 const char* argument, bool receive = false);
+                 const char* argument, bool receive = false, bool self = false);
 void check_tag(int tag, const char* function);
 // `part` and `whole` (the two buffers of `function`) must not share memory, except that `part` may
 // be exactly the caller's own slot of `whole`, starting at element `own_slot` (the in-place forms:

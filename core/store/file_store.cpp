@@ -21,8 +21,9 @@ using core::Bytes;
 namespace store_detail = core::store_detail;
 
 namespace {
-// Counts the objects destroyed, for the cleanup; not one of the keys num_keys() counts.
+// Count the objects destroyed and those open, for the cleanup; not keys num_keys() counts.
 constexpr const char* users_key = "__dist_filestore_done__";
+constexpr const char* open_key = "__dist_filestore_open__";
 // The value length of a deletion record (a value may be at most one byte shorter).
 constexpr std::uint32_t deleted = 0xffffffffU;
 
@@ -71,13 +72,23 @@ FileStore::FileStore(std::string path, int world_size)
                           std::to_string(world_size_));
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) throw_os("opening", path_);
+  if (world_size_ > 0) {
+    try {
+      Lock lock(*this, true);
+      add_locked(open_key, 1);
+    } catch (...) {
+      ::close(fd_);
+      throw;
+    }
+  }
 }
 
 FileStore::~FileStore() {
   try {
     if (world_size_ > 0) {
       Lock lock(*this, true);
-      if (add_locked(users_key, 1) >= world_size_) ::unlink(path_.c_str());
+      const auto done = add_locked(users_key, 1);
+      if (add_locked(open_key, -1) <= 0 && done >= world_size_) ::unlink(path_.c_str());
     }
   } catch (...) {  // a destructor must not throw; the file is then left behind
   }
@@ -239,7 +250,8 @@ bool FileStore::do_delete_key(const std::string& key) {
 std::int64_t FileStore::do_num_keys() {
   Lock lock(*this, false);
   refresh_locked();
-  return static_cast<std::int64_t>(cache_.size() - (cache_.contains(users_key) ? 1 : 0));
+  return static_cast<std::int64_t>(cache_.size() - (cache_.contains(users_key) ? 1 : 0) -
+                                   (cache_.contains(open_key) ? 1 : 0));
 }
 
 }  // namespace dist

@@ -82,10 +82,12 @@ class DIST_API Work {
 DIST_API bool is_distributed();
 // torch's name for is_distributed: a world exists (a sim run's, or init_dist's).
 DIST_API bool is_initialized();
+// The number of ranks in `group`; -1 when the caller is not a member (as torch).
 DIST_API int get_world_size(const Group& group = {});
 // The caller's rank in `group`; -1 when the caller is not a member.
 DIST_API int get_rank(const Group& group = {});
-// The backend of `group`; empty when not distributed.
+// The backend of `group`; empty when not distributed; InvalidArgument when the caller is not a
+// member of it (as torch).
 DIST_API std::optional<Backend> get_backend(const Group& group = {});
 // The device collectives of `group` communicate through (cpu, or cuda:N for nccl).
 DIST_API Device get_comm_device(const Group& group = {});

@@ -176,8 +176,9 @@ class DIST_API TCPStore final : public Store {
 
 // A store kept in a file that several processes (or threads) share (c10d's FileStore): an
 // append-only log of records (a set, or a deletion), guarded by flock(2); waiters poll it. The
-// file is created if needed. With world_size > 0, the last of that many FileStore objects on the
-// path to be destroyed removes the file (torch's cleanup); -1: the file is kept.
+// file is created if needed. With world_size > 0, the file is removed when the last FileStore
+// object open on the path is destroyed, once at least world_size have been (torch's cleanup, which
+// counts the users of the file); -1: the file is kept.
 // Errors: InvalidArgument (world_size 0 or below -1), BackendError (the file cannot be opened,
 // written or read, or is corrupt).
 class DIST_API FileStore final : public Store {

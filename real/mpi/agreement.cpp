@@ -42,9 +42,7 @@ std::string disagreement(std::span<const Declared> records, std::span<const int>
               std::to_string(d.peer_sends) + " element(s), where rank " + world(r) +
               "'s output_splits expect " + std::to_string(d.rank_expects);
   }
-  if (!splits.empty())
-    return "ranks disagree on the all_to_all splits (mpi checked them before moving any data):" +
-           splits;
+  if (!splits.empty()) return "ranks disagree on the all_to_all splits:" + splits;
   std::vector<core::RankCall> calls;
   std::string_view field;
   const core::CallDesc first = call_from(records.front().call);
@@ -54,8 +52,7 @@ std::string disagreement(std::span<const Declared> records, std::span<const int>
     calls.push_back({world_ranks[r], core::describe(c)});
   }
   if (field.empty()) field = "call";
-  return "ranks disagree on '" + std::string(field) +
-         "' (mpi checked the calls before moving any data):" + core::call_lines(calls);
+  return "ranks disagree on '" + std::string(field) + "':" + core::call_lines(calls);
 }
 
 }  // namespace dist::real

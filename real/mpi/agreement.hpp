@@ -42,9 +42,10 @@ struct Declared {
 static_assert(sizeof(Declared) == 6 * sizeof(std::uint64_t));
 
 // The DesyncError text every rank builds from the gathered records (group rank r's at r;
-// `world_ranks` names them): "ranks disagree on 'count' (...):\n  rank 0 called ...", or for
-// splits "ranks disagree on the all_to_all splits (...):\n  rank 0 sends rank 1 2 element(s),
-// where rank 1 expects 1". The call layer puts the call's group and number in front.
+// `world_ranks` names them): "ranks disagree on 'count':\n  rank 0 called ...", sim's words, or
+// for splits "ranks disagree on the all_to_all splits:\n  rank 0 sends rank 1 2 element(s),
+// where rank 1's output_splits expect 1". The call layer puts the call's group and number in
+// front.
 std::string disagreement(std::span<const Declared> records, std::span<const int> world_ranks);
 
 }  // namespace dist::real

@@ -199,15 +199,18 @@ TEST(DeviceMesh, BadShapesAndNamesAreInvalidArguments) {
   const auto message = [](std::function<void()> body) {
     return failure_of(world(4), body).outcomes()[0].message;
   };
-  EXPECT_THAT(
-      message([] {
-        dist::init_device_mesh({2, 3});
-      }),
-      HasSubstr("init_device_mesh: shape {2, 3} holds more than 4 ranks, but the world has 4"));
+  EXPECT_THAT(message([] {
+                dist::init_device_mesh({2, 3});
+              }),
+              HasSubstr("init_device_mesh: shape {2, 3} holds 6 ranks, but the world has 4"));
   EXPECT_THAT(message([] {
                 dist::init_device_mesh({1, 2});
               }),
               HasSubstr("shape {1, 2} holds 2 ranks, but the world has 4"));
+  EXPECT_THAT(message([] {
+                dist::init_device_mesh({1 << 30, 1 << 30, 1 << 30});
+              }),
+              HasSubstr("holds more than 2^62 ranks, but the world has 4"));
   EXPECT_THAT(message([] {
                 dist::init_device_mesh({2, 2}, {"dp"});
               }),

@@ -33,9 +33,9 @@ TEST_F(Groups, TwoGroupsUseGroupRanksBesideTheWorld) {
     const V info{dist::get_rank(odd), dist::get_world_size(odd), dist::get_rank(even)};
     return std::vector<V>{sum, bcast, world, info};
   });
-  const std::vector<V> expected[] = {{{2}, {20}, {4}, {-1, 2, 0}},
+  const std::vector<V> expected[] = {{{2}, {20}, {4}, {-1, -1, 0}},
                                      {{4}, {30}, {4}, {1, 2, -1}},
-                                     {{2}, {20}, {4}, {-1, 2, 1}},
+                                     {{2}, {20}, {4}, {-1, -1, 1}},
                                      {{4}, {30}, {4}, {0, 2, -1}}};
   for (const auto& [rank, v] : got) EXPECT_EQ(v, expected[rank]) << "rank " << rank;
 }
@@ -114,7 +114,8 @@ TEST_F(Groups, AGroupWithItsOwnBackendAndTimeoutReducesAndMovesObjects) {
       }
       V world{1};
       dist::all_reduce(world);  // the world goes on beside it
-      const bool gloo = dist::get_backend(objects) == dist::Backend::gloo;
+      // Outside the group get_backend raises (as torch): only members ask.
+      const bool gloo = !objects.is_member() || dist::get_backend(objects) == dist::Backend::gloo;
       return std::make_tuple(sum, names, world, gloo);
     });
     for (const auto& [rank, result] : got) {
@@ -129,6 +130,8 @@ TEST_F(Groups, AGroupWithItsOwnBackendAndTimeoutReducesAndMovesObjects) {
   }
 }
 
+// Outside the group, as in torch: no call on it, get_rank and get_world_size are -1, and
+// get_backend raises.
 TEST_F(Groups, NonMembersCannotUseTheGroup) {
   const auto n = world_runner().world_of_at_least(3);
   if (!n) GTEST_SKIP() << *lacks_world(3);
@@ -136,6 +139,16 @@ TEST_F(Groups, NonMembersCannotUseTheGroup) {
     const auto group = dist::new_group({0, 1});
     V v{1};
     if (!group.is_member()) {
+      require(dist::get_rank(group) == -1 && dist::get_world_size(group) == -1,
+              "a non-member's get_rank and get_world_size of the group are not -1");
+      require(dist::get_dist_info(group) == std::pair{-1, -1}, "get_dist_info is not (-1, -1)");
+      bool backend_refused = false;
+      try {
+        (void)dist::get_backend(group);
+      } catch (const dist::InvalidArgument&) {
+        backend_refused = true;
+      }
+      require(backend_refused, "get_backend answered for a group the caller is not in");
       try {
         dist::all_reduce(v, dist::ReduceOp::sum, group);
       } catch (const dist::InvalidArgument&) {

@@ -187,6 +187,17 @@ TEST(FileStore, LastOfNumWorkersRemovesTheFile) {
     EXPECT_EQ(b->get("k", 1s), to_bytes("v"));
   }
   EXPECT_FALSE(std::filesystem::exists(path));
+  // Two users of a world of one: the file goes with the last of them, as torch counts its users.
+  {
+    auto a = std::make_unique<dist::core::FileStore>(path, 1);
+    auto b = std::make_unique<dist::core::FileStore>(path, 1);
+    a->set("k", to_bytes("v"));
+    a.reset();
+    EXPECT_TRUE(std::filesystem::exists(path)) << "removed while a FileStore still uses it";
+    EXPECT_EQ(b->get("k", 1s), to_bytes("v"));
+    EXPECT_EQ(b->num_keys(), 1);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
   std::filesystem::remove_all(dir);
 }
 

@@ -195,10 +195,9 @@ launch_test::CommandResult on_mpi(const std::string& bug, int port) {
       limit);
 }
 
-// What MPI lets the call layer see: calls that post different messages time out (kind, skip) or
-// fail with MPI_ERR_TRUNCATE (count, reduce_scatter; not an abort of the job, since dist set
-// MPI_ERRORS_RETURN on MPI_COMM_WORLD); calls of the same size complete with wrong results, and
-// the cross-check names them at a later call (dtype, op, root).
+// On mpi the ranks agree on every collective before its data moves (real/mpi/sequence.hpp): each
+// mismatch, and a skipped call whose successor differs from it, is the DesyncError sim raises, in
+// sim's words, at once.
 TEST(Diagnosis, MpiNamesMismatchedCallsOnEveryRank) {
   const std::vector<std::pair<std::string, std::string>> bugs{
       {"kind", "kind"},   {"skip", "kind"}, {"count", "count"}, {"reduce_scatter", "kind"},
