@@ -7,6 +7,8 @@
 // rank that returns holds its own call's right result, never garbage reported as success.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -94,6 +96,10 @@ inline Outcome run(const Case& c) {
   const bool victim = rank == c.victim;
   const auto start = Clock::now();
   Outcome out;
+  const float sum = static_cast<float>(n * (n + 1) / 2);  // of every rank's r + 1
+  const auto holds = [&](const std::vector<float>& v, float value) {
+    for (const float x : v) out.right = out.right && x == value;
+  };
   try {
     switch (c.kind) {
       case Kind::count:
@@ -105,7 +111,7 @@ inline Outcome run(const Case& c) {
           out.right = false;  // a barrier that passed all_reduces
         } else {
           dist::all_reduce(v);
-          for (const float x : v) out.right = out.right && x == static_cast<float>(n * (n + 1) / 2);
+          holds(v, sum);
         }
         break;
       }
@@ -117,7 +123,7 @@ inline Outcome run(const Case& c) {
         } else {
           std::vector<float> v(c.count, static_cast<float>(rank + 1));
           dist::all_reduce(v);
-          for (const float x : v) out.right = out.right && x == static_cast<float>(n * (n + 1) / 2);
+          holds(v, sum);
         }
         break;
       }
@@ -125,7 +131,7 @@ inline Outcome run(const Case& c) {
         const int root = victim ? (c.victim + 1) % n : c.victim;  // the victim names its successor
         std::vector<float> v(c.count, static_cast<float>(rank + 1));
         dist::broadcast(v, root);
-        for (const float x : v) out.right = out.right && x == static_cast<float>(root + 1);
+        holds(v, static_cast<float>(root + 1));
         break;
       }
       case Kind::splits: {
@@ -154,7 +160,7 @@ inline Outcome run(const Case& c) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         std::vector<float> v(c.count, static_cast<float>(rank + 1));
         dist::all_reduce(v);
-        for (const float x : v) out.right = out.right && x == static_cast<float>(n * (n + 1) / 2);
+        holds(v, sum);
         break;
       }
     }
@@ -201,6 +207,24 @@ inline std::string verdict(const Case& c, const std::vector<Outcome>& outcomes,
       return who + " raised something other than a dist::Error: " + o.error;
   }
   return {};
+}
+
+// The property: `cases` cases drawn from `seed` (named on a failure) on worlds of `smallest` to
+// `largest` ranks; `run_world(n, case, rng)` runs one on n ranks and returns every rank's outcome
+// (it may draw from `rng` too, and report a failure of its own, which ends the property).
+template <class RunWorld>
+void check(std::uint64_t seed, int cases, int smallest, int largest,
+           std::chrono::milliseconds timeout, RunWorld run_world) {
+  SCOPED_TRACE("DIST_MISUSE_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < cases; ++i) {
+    const auto span = static_cast<std::uint64_t>(largest - smallest + 1);
+    const int n = smallest + static_cast<int>(rng() % span);
+    const Case c = draw(rng, n);
+    const std::vector<Outcome> outcomes = run_world(n, c, rng);
+    if (::testing::Test::HasFailure()) return;
+    ASSERT_EQ(verdict(c, outcomes, timeout), "") << "case " << i << " on " << n << " ranks";
+  }
 }
 
 }  // namespace test_support::misuse

@@ -83,15 +83,7 @@ void Sequence::advance_locked() {
         auto lock = mpi_lock();
         code = MPI_Test(&c->request, &done, &status);
       }
-      if (code != MPI_SUCCESS) {
-        try {
-          throw_mpi_error(code, std::string(core::to_string(c->call.kind)) + " on the " +
-                                    core::group_text(world_ranks_));
-        } catch (...) {
-          give_up_locked(std::current_exception());
-        }
-        return;
-      }
+      if (code != MPI_SUCCESS) return break_on(code, *c);
       if (!done) continue;
       c->posted = false;
       c->request = MPI_REQUEST_NULL;
@@ -142,17 +134,21 @@ bool Sequence::post(Collective& c) {
       case Step::done: return true;
     }
   }
-  if (code == MPI_SUCCESS) {
-    c.posted = true;
-    return true;
+  if (code != MPI_SUCCESS) {
+    break_on(code, c);
+    return false;
   }
+  c.posted = true;
+  return true;
+}
+
+void Sequence::break_on(int code, const Collective& c) {
   try {
     throw_mpi_error(code, std::string(core::to_string(c.call.kind)) + " on the " +
                               core::group_text(world_ranks_));
   } catch (...) {
     give_up_locked(std::current_exception());
   }
-  return false;
 }
 
 void Sequence::finish_step(Collective& c) {

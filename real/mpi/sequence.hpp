@@ -70,6 +70,8 @@ class Sequence {
   void advance_locked();
   bool give_up_locked(std::exception_ptr why);
   bool post(Collective& c);  // false: MPI refused it (the sequence gave up)
+  // MPI returned `code` for a step of `c`: the sequence gives up with that BackendError.
+  void break_on(int code, const Collective& c);
   void finish_step(Collective& c);
   void fail(Collective& c, std::exception_ptr error);
 
