@@ -68,8 +68,8 @@ std::shared_ptr<Context> destroy_process_context() {
   std::vector<std::shared_ptr<detail::GroupState>> groups;
   {
     std::lock_guard lock(old->groups_mutex);
-    for (auto it = old->groups.rbegin(); it != old->groups.rend(); ++it)
-      if (auto g = it->lock()) groups.push_back(std::move(g));
+    groups.assign(old->groups.rbegin(), old->groups.rend());
+    old->groups.clear();
   }
   for (auto& g : groups) {
     g->destroyed = true;
@@ -108,7 +108,6 @@ std::shared_ptr<detail::GroupState> make_group_state(const Context& owner,
   state->backend = state->rank >= 0 ? std::move(backend) : nullptr;
   state->owner = &owner;
   std::lock_guard lock(owner.groups_mutex);
-  std::erase_if(owner.groups, [](const auto& g) { return g.expired(); });
   owner.groups.push_back(state);
   return state;
 }

@@ -49,10 +49,12 @@ struct Context {
   // (null: the world), and the argument create_local_process_group was called with (0: never).
   std::shared_ptr<detail::GroupState> object_group;
   int comm_local_workers = 0;
-  // Every group made for this context (make_group_state), oldest first, so destroy_dist can close
-  // their backends while a user still holds a Group.
+  // Every group made for this context (make_group_state), oldest first: kept until destroy_dist
+  // closes their backends, newest first, whether or not a user still holds a Group (torch keeps a
+  // group until destroy_process_group: a rank that drops its handle must not close connections a
+  // peer still uses in a call on the group).
   mutable std::mutex groups_mutex;
-  mutable std::vector<std::weak_ptr<detail::GroupState>> groups;
+  mutable std::vector<std::shared_ptr<detail::GroupState>> groups;
   // The Works handed to the user and not yet waited (work_ledger.hpp), and whether an isend's
   // buffer is checksummed at the call and at its wait.
   std::shared_ptr<WorkLedger> works = std::make_shared<WorkLedger>();

@@ -94,7 +94,9 @@ namespace dist::detail {
 namespace {
 Work enter(Work work, core::Context*& context) {
   context = core::current_context();
-  if (!work.state() || !context) return work;
+  if (!work.state()) return work;
+  work.state()->start();
+  if (!context) return work;
   work.state()->issued.ledger = context->works;
   context->works->add(work.state());
   return work;

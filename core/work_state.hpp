@@ -39,6 +39,9 @@ class DIST_API WorkState {
   // default polls is_completed(); a backend whose operations progress only inside wait()
   // overrides it.
   virtual void wait_for(std::chrono::milliseconds timeout);
+  // The Work was handed to the user by an asynchronous call (detail::issued): a backend that runs
+  // a call only once it is waited (gloo's blocking calls run on the waiting thread) starts it now.
+  virtual void start() {}
   // The user's Work was destroyed by an exception unwinding the stack that holds the operation's
   // buffers (dist::Work::~Work): a backend that may still touch them stops first. Never throws.
   virtual void abandon() noexcept {}

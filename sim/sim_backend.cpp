@@ -24,8 +24,10 @@ class SimWork final : public dist::detail::WorkState {
     if (op_->state.load(std::memory_order_acquire) != Op::State::done) world_.abandon(rank_, op_);
   }
   void wait() override { world_.wait(rank_, op_, limit_); }
+  // The caller's own timeout is waited out, as torch's is: a call that can never complete raises
+  // TimeoutError at that timeout, not DeadlockError (the caller expects it may not complete).
   void wait_for(std::chrono::milliseconds timeout) override {
-    world_.wait(rank_, op_, within(limit_, timeout));
+    world_.wait(rank_, op_, within(limit_, timeout), true);
   }
   bool is_completed() override { return world_.test(rank_, op_); }
   // Read once complete (Work::source), after the matching send wrote it.

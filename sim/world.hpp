@@ -79,10 +79,11 @@ class World {
   // Posts a send (call.root = dst) or recv (call.root = src) of `group_rank` on `comm`.
   std::shared_ptr<Op> post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call&& call);
 
-  // Blocks global rank `rank` until `op` completes; rethrows the op's error. `limit` (Work::wait's
-  // timeout) shortens the run's timeout for this wait (a wait that can never complete is still a
-  // DeadlockError at once).
-  // `waits_out`: the op is a monitored barrier's (Op::waits_out), which a deadlock does not end.
+  // Blocks global rank `rank` until `op` completes; rethrows the op's error. `limit` (a group's or
+  // Work::wait's timeout) shortens the run's timeout for this wait.
+  // `waits_out`: a wait a deadlock does not end (a monitored barrier's, Op::waits_out, or
+  // Work::wait's own timeout): it times out; any other wait that can never complete is a
+  // DeadlockError at once.
   void wait(int rank, const std::shared_ptr<Op>& op,
             std::optional<std::chrono::milliseconds> limit = std::nullopt, bool waits_out = false);
   // Whether `op` has completed, after making progress on it; rethrows its error.

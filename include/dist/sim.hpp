@@ -57,7 +57,8 @@ struct Cluster {
   int nodes = 1;
   int ranks_per_node = 2;
   // How long a rank may wait in a collective for ranks that are busy outside the fabric.
-  // (A wait that can never be satisfied is a DeadlockError at once, whatever the timeout.)
+  // (A wait that can never be satisfied is a DeadlockError at once, whatever the timeout, except
+  // Work::wait(timeout), which raises TimeoutError at its own timeout.)
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
   // Seeds each rank's random stream (see rank_rng) and the deterministic scheduler.
   std::uint64_t seed = 0;

@@ -1,5 +1,6 @@
 // GlooBackend's collectives: each one is a gloo algorithm with our reduction functions, the
-// group's timeout and a per-group sequence number as its tag. They block until done.
+// group's timeout and a per-group sequence number as its tag, queued in the group's CallQueue
+// (it captures the call's arguments by value: an asynchronous call runs after this returns).
 #include "real/gloo/backend.hpp"
 
 #include <gloo/allgather.h>
@@ -16,10 +17,12 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/group_text.hpp"
 #include "core/host_reduce.hpp"
 #include "core/work_state.hpp"
 #include "real/gloo/connect.hpp"
 #include "real/gloo/p2p_recv.hpp"
+#include "real/gloo/queued_work.hpp"
 
 namespace dist::real {
 
@@ -55,46 +58,62 @@ GlooBackend::GlooBackend(GlooGroupSpec spec)
   try {
     context_ = connect_group(spec_, *errors_);
     recv_order_ = std::make_shared<gloo_p2p::RecvOrder>(spec_.rank, size());
+    queue_ = std::make_shared<CallQueue>();
+    give_up_ = std::make_shared<GlooGiveUp>(
+        queue_, context_, spec_.store, spec_.prefix,
+        spec_.global_ranks[static_cast<std::size_t>(spec_.rank)], errors_->group_text());
   } catch (...) {
     errors_->rethrow_current("rendezvous");
   }
 }
 
 GlooBackend::~GlooBackend() {
-  if (context_) errors_->record_leaving();  // before the connections close
+  if (!context_) return;
+  queue_->drain();            // its calls end first: they use this backend
+  errors_->record_leaving();  // before the connections close
 }
 
-template <class F>
-Work GlooBackend::collective(const CallDesc& c, F&& body) {
+Work GlooBackend::collective(const CallDesc& c, std::function<void(std::uint32_t)> body) {
   const std::uint32_t sequence = ++sequence_;
-  try {
-    body(call_tag(c, sequence));
-  } catch (...) {
-    // Named without gloo's sequence number: the call layer puts the user's in front.
-    errors_->rethrow_current(std::string(core::to_string(c.kind)), -1, context_.get());
-  }
-  return core::completed_work();
+  std::string name(core::to_string(c.kind));
+  // Once gloo's call has begun, the call needs nothing of this backend (a call given up stays in
+  // gloo until the group's timeout, perhaps after the backend is gone).
+  auto run = [queue = queue_.get(), errors = errors_, give_up = give_up_, context = context_, name,
+              sequence, tag = call_tag(c, sequence), body = std::move(body)] {
+    try {
+      body(tag);
+    } catch (...) {
+      // Named without gloo's sequence number: the call layer puts the user's in front.
+      if (auto closed = queue->closed()) std::rethrow_exception(closed);
+      give_up->throw_if_given_up("gloo " + name + " on the " + errors->group_text(), sequence);
+      errors->rethrow_current(name, -1, context.get());
+    }
+  };
+  auto call = queue_->push(sequence, std::move(name), std::move(run));
+  return Work(std::make_shared<QueuedWork>(queue_, std::move(call), give_up_));
 }
 
 Work GlooBackend::all_reduce(core::Buf data, ReduceOp op) {
   return collective(make_call(CallKind::all_reduce, data.dtype, data.count, -1, op),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (data.count == 0) return;
     core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AllreduceOptions opts(context_);
       opts.setOutput(typed<T>(data), data.count);
-      opts.setReduceFunction(core::reduce_step(data.dtype, op));
+      opts.setReduceFunction(give_up_->fenced(core::reduce_step(data.dtype, op)));
       opts.setTag(tag);
       opts.setTimeout(spec_.timeout);
       ::gloo::allreduce(opts);
     });
-    if (op == ReduceOp::mean) core::finish_mean(data.data, data.count, data.dtype, size());
+    if (op == ReduceOp::mean)
+      give_up_->unless_given_up(
+          [&] { core::finish_mean(data.data, data.count, data.dtype, size()); });
   });
 }
 
 Work GlooBackend::broadcast(core::Buf data, int root) {
   return collective(make_call(CallKind::broadcast, data.dtype, data.count, root),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (data.count == 0) return;
     core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::BroadcastOptions opts(context_);
@@ -108,34 +127,35 @@ Work GlooBackend::broadcast(core::Buf data, int root) {
 }
 
 Work GlooBackend::reduce(core::Buf data, ReduceOp op, int root) {
-  // gloo reduces in place and leaves partial results on other ranks: they reduce a copy.
-  std::vector<std::byte> scratch;
-  core::Buf target = data;
-  if (rank() != root && data.count > 0) {
-    scratch.resize(data.bytes());
-    std::memcpy(scratch.data(), data.data, data.bytes());
-    target.data = scratch.data();
-  }
   return collective(make_call(CallKind::reduce, data.dtype, data.count, root, op),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (data.count == 0) return;
+    // gloo reduces in place and leaves partial results on other ranks: they reduce a copy.
+    std::vector<std::byte> scratch;
+    core::Buf target = data;
+    if (rank() != root) {
+      scratch.assign(static_cast<const std::byte*>(data.data),
+                     static_cast<const std::byte*>(data.data) + data.bytes());
+      target.data = scratch.data();
+    }
     core::with_element_type(data.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::ReduceOptions opts(context_);
       opts.setOutput(typed<T>(target), target.count);
       opts.setRoot(root);
-      opts.setReduceFunction(core::reduce_step(data.dtype, op));
+      opts.setReduceFunction(give_up_->fenced(core::reduce_step(data.dtype, op)));
       opts.setTag(tag);
       opts.setTimeout(spec_.timeout);
       ::gloo::reduce(opts);
     });
     if (op == ReduceOp::mean && rank() == root)
-      core::finish_mean(data.data, data.count, data.dtype, size());
+      give_up_->unless_given_up(
+          [&] { core::finish_mean(data.data, data.count, data.dtype, size()); });
   });
 }
 
 Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
   return collective(make_call(CallKind::all_gather, input.dtype, input.count),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (input.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AllgatherOptions opts(context_);
@@ -149,15 +169,16 @@ Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
 }
 
 Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
-                               std::span<const std::size_t> counts) {
+                               std::span<const std::size_t> counts_of) {
+  std::vector<std::size_t> counts(counts_of.begin(), counts_of.end());
   return collective(make_call(CallKind::all_gather_v, input.dtype, output.count),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (output.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       T dummy{};  // gloo wants a pointer even for an empty contribution
       ::gloo::AllgathervOptions opts(context_);
       opts.setInput(input.count ? typed<T>(input) : &dummy, input.count);
-      opts.setOutput(typed<T>(output), std::vector<std::size_t>(counts.begin(), counts.end()));
+      opts.setOutput(typed<T>(output), counts);
       opts.setTag(tag);
       opts.setTimeout(spec_.timeout);
       ::gloo::allgatherv(opts);
@@ -167,7 +188,7 @@ Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
 
 Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
   return collective(make_call(CallKind::gather, input.dtype, input.count, root),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (input.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::GatherOptions opts(context_);
@@ -183,7 +204,7 @@ Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
 
 Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
   return collective(make_call(CallKind::scatter, output.dtype, output.count, root),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (output.count == 0) return;
     core::with_element_type(output.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::ScatterOptions opts(context_);
@@ -204,7 +225,7 @@ Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
 
 Work GlooBackend::all_to_all(core::Buf input, core::Buf output) {
   return collective(make_call(CallKind::all_to_all, input.dtype, input.count),
-                    [&](std::uint32_t tag) {
+                    [=, this](std::uint32_t tag) {
     if (input.count == 0) return;
     core::with_element_type(input.dtype, [&]<class T>(std::type_identity<T>) {
       ::gloo::AlltoallOptions opts(context_);
@@ -218,7 +239,7 @@ Work GlooBackend::all_to_all(core::Buf input, core::Buf output) {
 }
 
 Work GlooBackend::barrier() {
-  return collective(make_call(CallKind::barrier), [&](std::uint32_t tag) {
+  return collective(make_call(CallKind::barrier), [=, this](std::uint32_t tag) {
     ::gloo::BarrierOptions opts(context_);
     opts.setTag(tag);
     opts.setTimeout(spec_.timeout);

@@ -1,12 +1,15 @@
 // The gloo backend: core::BackendImpl over Gloo's TCP transport, one object per rank per group.
-// Collectives run gloo's algorithms (blocking, with the group's timeout); send/recv post unbound
-// buffers and complete in Work::wait. Gloo failures become dist errors (see errors.hpp).
+// Collectives run gloo's algorithms (with the group's timeout) in call order through the group's
+// CallQueue: an asynchronous call on its worker thread, a blocking one on the caller's; send/recv
+// post unbound buffers and complete in Work::wait. Gloo failures become dist errors (errors.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "core/backend_impl.hpp"
 #include "core/calls/call.hpp"
 #include "core/store/store.hpp"
+#include "real/gloo/call_queue.hpp"
 #include "real/gloo/errors.hpp"
 
 namespace gloo {
@@ -28,6 +32,7 @@ namespace dist::real {
 namespace gloo_p2p {
 class RecvOrder;
 }
+class GlooGiveUp;
 
 // What a rank needs to join a gloo group.
 struct GlooGroupSpec {
@@ -71,17 +76,20 @@ class GlooBackend final : public core::BackendImpl {
                     std::span<const std::size_t> counts) override;
 
  private:
-  // Runs one collective: assigns its sequence number (in its gloo tag, with a hash of the call)
-  // and maps gloo's errors.
-  template <class F>
-  Work collective(const core::CallDesc& call, F&& body);
+  // Queues one collective: assigns its sequence number (in its gloo tag, with a hash of the call);
+  // `body(tag)` runs it, its gloo errors mapped to dist's.
+  Work collective(const core::CallDesc& call, std::function<void(std::uint32_t tag)> body);
   std::shared_ptr<PostedAck> post_ack(int dst, std::uint64_t slot);
 
   GlooGroupSpec spec_;
   std::shared_ptr<::gloo::Context> context_;
   std::shared_ptr<ErrorMapper> errors_;  // shared with pending p2p works
   std::uint32_t sequence_ = 0;
+  std::shared_ptr<CallQueue> queue_;     // the collectives, in call order
+  std::shared_ptr<GlooGiveUp> give_up_;  // what a collective's Work does at its own timeout
   int splits_ = 0;
+  // send and recv post from the caller's thread and from the worker (a composed all_to_all_v).
+  std::mutex p2p_mutex_;
   std::map<std::pair<int, int>, std::uint32_t> sends_;  // (peer, tag) -> messages so far
   // The order receives are posted in, a receive from any_source among them (p2p_recv.hpp).
   std::shared_ptr<gloo_p2p::RecvOrder> recv_order_;

@@ -100,6 +100,7 @@ Work GlooBackend::send(core::Buf data, int dst, int tag) {
   const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
   std::string what = "send to rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";
   try {
+    std::lock_guard lock(p2p_mutex_);
     const std::pair key{dst, tag};
     const std::uint32_t n = sends_[key]++;
     auto& next = next_acks_[key];
@@ -121,6 +122,7 @@ Work GlooBackend::recv(core::Buf data, int src, int tag) {
                      (any ? std::string("any rank") : "rank " + std::to_string(peer)) + " (tag " +
                      std::to_string(tag) + ")";
   try {
+    std::lock_guard lock(p2p_mutex_);
     auto work = std::make_shared<RecvWork>(context_, data, src, tag, spec_.timeout, errors_, what,
                                            peer, me, spec_.global_ranks, recv_order_);
     recv_order_->add(work);

@@ -1,18 +1,12 @@
 // MpiComm: the communicator's lifetime, and the timeout path shared by collectives and p2p.
 #include "real/mpi/communicator.hpp"
 
-#include <sstream>
-
 #include "core/group_text.hpp"
+#include "core/store/given_up.hpp"
 #include "core/store/roll_call.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::real {
-
-namespace {
-// How long the store may take to record or tell that a member gave up a collective.
-constexpr std::chrono::milliseconds given_up_wait{1000};
-}  // namespace
 
 MpiComm::MpiComm(MpiGroupSpec spec)
     : spec_(std::move(spec)), sequence_(spec_.comm, spec_.global_ranks) {
@@ -60,26 +54,14 @@ void MpiComm::retire(const std::string& operation) {
   }
 }
 
-std::string MpiComm::given_up_key() const { return spec_.prefix + "/given_up"; }
-
 void MpiComm::throw_if_given_up(const std::string& operation, std::uint64_t index) {
   if (!spec_.store) return;
-  std::uint64_t first = 0;
-  int by = -1;
-  try {
-    const std::string key = given_up_key();
-    if (!spec_.store->check({key})) return;
-    std::istringstream text(core::to_string(spec_.store->get(key, given_up_wait)));
-    text >> first >> by;
-  } catch (const dist::Error&) {  // the store is gone or slow: the deadline decides
-    return;
-  }
-  if (first == 0 || first > index) return;
+  const int by = core::given_up_by(*spec_.store, spec_.prefix, index);
+  if (by < 0) return;
   retire(operation);
-  throw BackendError(where(operation) + ": rank " + std::to_string(by) +
-                     " gave up this collective at its timeout, before this rank arrived; the "
-                     "group is unusable (MPI cannot cancel a collective); create a new process "
-                     "group");
+  throw BackendError(
+      where(operation) + ": " +
+      core::given_up_reason(by, "before this rank arrived; MPI cannot cancel a collective"));
 }
 
 void MpiComm::timed_out(const std::string& operation, int peer, std::uint64_t index) {
@@ -94,15 +76,9 @@ void MpiComm::timed_out(const std::string& operation, int peer, std::uint64_t in
 
 void MpiComm::give_up(const std::string& operation, std::uint64_t index) {
   retire(operation);
-  if (index > 0 && spec_.store) {
-    try {
-      const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
-      spec_.store->set(given_up_key(),
-                       core::to_bytes(std::to_string(index) + " " + std::to_string(me)),
-                       given_up_wait);
-    } catch (const dist::Error&) {  // the store is gone: a late peer times out instead
-    }
-  }
+  if (spec_.store)
+    core::record_given_up(*spec_.store, spec_.prefix, index,
+                          spec_.global_ranks[static_cast<std::size_t>(spec_.rank)]);
 }
 
 }  // namespace dist::real

@@ -81,7 +81,6 @@ class MpiComm {
 
  private:
   void retire(const std::string& operation);  // unusable from now on; the sequence given up
-  std::string given_up_key() const;
 
   MpiGroupSpec spec_;
   MPI_Comm acks_ = MPI_COMM_NULL;

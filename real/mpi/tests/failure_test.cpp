@@ -45,7 +45,7 @@ TEST(MpiFailure, ALateRankIsNamedByTheOthersAndTheGroupIsRetired) {
       dist::all_reduce(v, dist::ReduceOp::sum, group);
       ADD_FAILURE() << "the late all_reduce completed against calls given up at their timeout";
     } catch (const dist::BackendError& e) {
-      EXPECT_NE(std::string(e.what()).find("gave up this collective at its timeout, before this "
+      EXPECT_NE(std::string(e.what()).find("gave up this collective at its timeout (before this "
                                            "rank arrived"),
                 std::string::npos)
           << e.what();
