@@ -3,6 +3,8 @@
 // (RankFailure naming the lost rank, or TimeoutError naming the call) within the timeout.
 #include <gtest/gtest.h>
 
+#include <span>
+#include <string>
 #include <thread>
 
 #include "core/store/hash_store.hpp"
@@ -238,6 +240,51 @@ TEST(GlooFailures, AGroupWithItsOwnTimeoutNamesAnAbsentMemberByItsWorldRank) {
       ADD_FAILURE() << "rank " << r << ": " << x.what();
     }
   }
+}
+
+// A rank that gives a collective up at Work::wait's timeout: the call ends at that timeout with
+// its buffer untouched, the rank's later calls on the group raise at once (gloo cannot cancel a
+// call), and a peer that arrives at the call later is told who gave it up, not that a rank was
+// lost. The world stays usable.
+TEST(GlooFailures, AGivenUpCollectiveRetiresTheGroupAndIsNamedToItsPeers) {
+  const auto seen = run(2, [] {
+    const auto group = dist::new_group({0, 1});
+    V v{1};
+    std::string text;
+    if (dist::get_rank() == 0) {
+      auto work = dist::all_reduce_async(std::span<std::int64_t>(v), dist::ReduceOp::sum, group);
+      const auto start = Clock::now();
+      try {
+        work.wait(200ms);
+        text = "the timed wait completed; ";
+      } catch (const dist::TimeoutError&) {
+        if (Clock::now() - start > 1s) text = "the timed wait raised late; ";
+      }
+      try {
+        dist::all_reduce(v, dist::ReduceOp::sum, group);
+        text += "the next call completed";
+      } catch (const dist::BackendError& e) {
+        text += e.what();
+      }
+    } else {
+      std::this_thread::sleep_for(600ms);
+      try {
+        dist::all_reduce(v, dist::ReduceOp::sum, group);
+        text = "the late call completed";
+      } catch (const dist::Error& e) {
+        text = e.what();
+      }
+    }
+    dist::barrier();
+    return std::make_pair(text, v[0]);
+  });
+  EXPECT_NE(seen[0].first.find("was given up on this rank (Work::wait's timeout of 200 ms"),
+            std::string::npos)
+      << seen[0].first;
+  EXPECT_EQ(seen[0].first.find("the timed wait"), std::string::npos) << seen[0].first;
+  EXPECT_EQ(seen[0].second, 1) << "the given-up call wrote the buffer";
+  EXPECT_NE(seen[1].first.find("rank 0 gave up this collective at its timeout"), std::string::npos)
+      << seen[1].first;
 }
 
 }  // namespace
