@@ -4,10 +4,12 @@
 #include "core/backend_impl.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/calls/call.hpp"
 #include "core/group_text.hpp"
 #include "core/work_state.hpp"
 #include "dist/errors.hpp"
@@ -153,6 +155,19 @@ TimeoutError monitored_barrier_timeout(const std::vector<int>& missing, bool wai
                           " ms): " + ranks_phrase(named) + (named.size() == 1 ? " has" : " have") +
                           " not arrived",
                       named);
+}
+
+std::shared_ptr<BackendImpl> BackendImpl::split_local(const std::vector<int>&) {
+  throw InvalidArgument("new_group: the " + std::string(to_string(kind())) +
+                        " backend cannot make a group with use_local_synchronization (only the "
+                        "members calling); call new_group on every rank instead");
+}
+
+std::string local_group_key(const std::vector<int>& ranks, int k) {
+  std::vector<std::uint64_t> values(ranks.begin(), ranks.end());
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%08x", hash_list(values));
+  return "l" + std::string(hex) + "." + std::to_string(k);
 }
 
 std::shared_ptr<BackendImpl> BackendImpl::split_groups(const Layout& layout) {

@@ -58,6 +58,10 @@ class DIST_API BackendImpl {
   // list in order, making them with layout.list (a backend whose split does not communicate,
   // gloo's, needs no more).
   virtual std::shared_ptr<BackendImpl> split_groups(const Layout& layout);
+  // new_group with use_local_synchronization: only the members of `ranks` (this backend's ranks,
+  // the caller among them) call it, so it may communicate among them alone. The default raises
+  // InvalidArgument naming the backend.
+  virtual std::shared_ptr<BackendImpl> split_local(const std::vector<int>& ranks);
   // The world ranks of this backend's group in group order, when the backend keeps them in a list
   // its members can share (sim: its communicator's), else null. A group made by split or
   // split_groups then holds that list instead of a copy per rank (a world-sized group's copies:
@@ -86,6 +90,10 @@ class DIST_API BackendImpl {
   // meets in the job's store instead (core/calls/call_layer.cpp).
   virtual void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks);
 };
+
+// The name the members of `ranks` give the k-th group they make with that list by split_local
+// ("l<hash>.<k>"), the same on each without asking the others: store prefixes and call-layer keys.
+DIST_API std::string local_group_key(const std::vector<int>& ranks, int k);
 
 // backend.recv(data, src, tag), its Work told its source when `src` is a given rank (a backend
 // that receives from any_source says which itself): the one way recv and irecv post.

@@ -187,6 +187,9 @@ Group new_group(const std::vector<int>& ranks, const GroupOptions& options) {
     throw InvalidArgument("new_group: the timeout must be positive, got " +
                           std::to_string(options.timeout->count()) + " ms");
   if (!ctx->world->backend) return new_group(ranks);  // a world of one: nothing to connect
+  if (options.use_local_synchronization &&
+      std::find(ranks.begin(), ranks.end(), ctx->rank) == ranks.end())
+    return Group(core::make_group_state(*ctx, ranks, nullptr));  // the members make it alone
   if (!ctx->make_group)
     throw InvalidArgument("new_group: this world (" + std::string(to_string(ctx->kind)) +
                           ") cannot make a group with its own backend or timeout");

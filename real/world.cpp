@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -29,34 +30,42 @@ void ignore_sigpipe() {
 
 // new_group with options: a group on the world's backend without a timeout of its own is split
 // from the world; otherwise its members connect anew, through the world's store under a prefix of
-// the group's number (every rank counts every such group), with the backend and timeout asked
+// the group's number (every rank counts every such group; a group only its members make, with
+// use_local_synchronization, is named by its list instead), with the backend and timeout asked
 // for. The group's backend numbers its ranks 0..n-1 in its errors, and has no call layer.
 auto group_maker(const WorldSpec& spec) {
-  return [spec, made = std::make_shared<int>(0)](
+  return [spec, made = std::make_shared<int>(0),
+          made_local = std::make_shared<std::map<std::vector<int>, int>>()](
              core::BackendImpl& world, const std::vector<int>& ranks,
              const GroupOptions& options) -> std::shared_ptr<core::BackendImpl> {
     const dist::Backend kind = options.backend.value_or(spec.backend);
-    if (kind == spec.backend && !options.timeout) return world.split(ranks);
+    const bool local = options.use_local_synchronization;
+    // With use_local_synchronization only the members call: mpi makes the group among them
+    // (split_local); gloo and nccl connect them anew, below, as they do any group of their own.
+    if (kind == spec.backend && !options.timeout && !(local && kind != dist::Backend::mpi))
+      return local ? world.split_local(ranks) : world.split(ranks);
     if (kind == dist::Backend::mpi)  // its worlds are MPI_COMM_WORLD's ranks
       throw InvalidArgument(
           "new_group: an mpi group is split from an mpi world and keeps its "
           "timeout (mpi cannot connect a group of its own backend or timeout)");
     const auto& entry = backend_entry(kind, "new_group");
-    const int number = ++*made;
+    // Named by the list under use_local_synchronization: the other ranks do not count it.
+    const std::string name =
+        local ? core::local_group_key(ranks, (*made_local)[ranks]++) : std::to_string(++*made);
     const auto me = std::find(ranks.begin(), ranks.end(), spec.rank);
     if (me == ranks.end()) return nullptr;
     require_available(entry, static_cast<int>(ranks.size()), "new_group");
     WorldSpec group = spec;
     group.backend = kind;
-    group.store = std::make_shared<core::PrefixStore>("group" + std::to_string(number), spec.store);
+    group.store = std::make_shared<core::PrefixStore>("group" + name, spec.store);
     group.rank = static_cast<int>(me - ranks.begin());
     group.world_size = static_cast<int>(ranks.size());
     group.timeout = options.timeout.value_or(spec.timeout);
     group.global_ranks = ranks;
     // Under a call layer of its own, keyed under the world's: its calls are numbered, recorded
     // and diagnosed as a split group's are.
-    return core::with_group_call_layer(world, entry.make_world(group), ranks,
-                                       "o" + std::to_string(number), group.timeout);
+    return core::with_group_call_layer(world, entry.make_world(group), ranks, "o" + name,
+                                       group.timeout);
   };
 }
 }  // namespace

@@ -120,11 +120,13 @@ std::unique_ptr<core::Context> make_context(World& world, int rank) {
   ctx->world = core::make_group_state(
       *ctx, std::shared_ptr<const std::vector<int>>(world_comm, &world_comm->members), rank,
       std::make_shared<SimBackend>(world, world_comm, rank));
-  // new_group's options: the group is split from the world as any other; its backend option is
-  // only recorded (sim plays every backend), its timeout bounds its waits.
+  // new_group's options: the group is split from the world as any other (by its members alone
+  // with use_local_synchronization); its backend option is only recorded (sim plays every
+  // backend), its timeout bounds its waits.
   ctx->make_group = [](core::BackendImpl& world_backend, const std::vector<int>& ranks,
                        const GroupOptions& options) {
-    auto group = world_backend.split(ranks);
+    auto group = options.use_local_synchronization ? world_backend.split_local(ranks)
+                                                   : world_backend.split(ranks);
     if (group && options.timeout) static_cast<SimBackend&>(*group).set_timeout(*options.timeout);
     return group;
   };

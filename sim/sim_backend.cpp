@@ -170,6 +170,12 @@ std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ran
   return member_of(op->new_comm);
 }
 
+// The members meet at the communicator the first of them made (World::local_comm): no op.
+std::shared_ptr<core::BackendImpl> SimBackend::split_local(const std::vector<int>& ranks) {
+  const int k = local_splits_[ranks]++;
+  return member_of(world_.local_comm(comm_, ranks, k));
+}
+
 // This rank's backend on `comm`, a communicator a split made; null when it is not a member.
 std::shared_ptr<core::BackendImpl> SimBackend::member_of(const std::shared_ptr<Comm>& comm) {
   if (!comm) return nullptr;

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/backend_impl.hpp"
 #include "sim/world.hpp"
@@ -33,6 +35,7 @@ class SimBackend final : public core::BackendImpl {
   // new_group's timeout option: this group's waits end at it (the run's timeout when longer).
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<core::BackendImpl> split_local(const std::vector<int>& ranks) override;
   // The communicator's members, shared with it (an aliasing pointer that keeps it alive).
   std::shared_ptr<const std::vector<int>> shared_members() const override {
     return {comm_, &comm_->members};
@@ -58,6 +61,7 @@ class SimBackend final : public core::BackendImpl {
   int rank_;
   int global_rank_;
   std::optional<std::chrono::milliseconds> timeout_;
+  std::map<std::vector<int>, int> local_splits_;  // split_local's groups so far, per list
 };
 
 }  // namespace dist::sim

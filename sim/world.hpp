@@ -17,6 +17,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/layout.hpp"
@@ -73,6 +74,11 @@ class World {
   // by rule is the same when its layout's fingerprint (the rule's parameters), length and ends
   // are (Layout::own_made_is); explicit lists are compared in full.
   std::shared_ptr<const std::vector<int>> shared_line(const core::Layout& layout);
+  // The k-th communicator the members of `ranks` (ranks of `parent`) make by themselves
+  // (new_group with use_local_synchronization): made by the first member to ask, shared with the
+  // others, forgotten once every member has it.
+  std::shared_ptr<Comm> local_comm(const std::shared_ptr<Comm>& parent,
+                                   const std::vector<int>& ranks, int k);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.
   std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
                                       Call&& call);
@@ -209,6 +215,11 @@ class World {
     bool by_rule = false;
   };
   std::map<std::pair<std::uint32_t, int>, Line> lines_;
+  struct LocalComm {  // local_comm's, until every member has taken it (under mutex_)
+    std::shared_ptr<Comm> comm;
+    std::size_t taken = 0;
+  };
+  std::map<std::tuple<std::uint64_t, std::vector<int>, int>, LocalComm> local_comms_;
   std::vector<RankState> ranks_;
   int blocked_ = 0;
   int finished_ = 0;

@@ -1,6 +1,8 @@
 // Splits by layout (split_groups): the lists the ranks bring, held once per line, and the
 // communicators made from them.
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "sim/world.hpp"
 
@@ -36,6 +38,22 @@ void World::make_layout_comms(Op& op, bool locked) {
     const auto list = op.calls[i].ranks();
     if (!list.empty()) op.new_comms[i] = op.new_comms[static_cast<std::size_t>(list.front())];
   }
+}
+
+std::shared_ptr<Comm> World::local_comm(const std::shared_ptr<Comm>& parent,
+                                        const std::vector<int>& ranks, int k) {
+  auto lock = lock_fabric();
+  const auto key = std::make_tuple(parent->id, ranks, k);
+  auto& held = local_comms_[key];
+  if (!held.comm) {
+    std::vector<int> members;
+    for (const int r : ranks) members.push_back(parent->members[static_cast<std::size_t>(r)]);
+    std::string name = core::group_name(members);
+    held.comm = make_comm(std::move(name), std::move(members));
+  }
+  auto comm = held.comm;
+  if (++held.taken == ranks.size()) local_comms_.erase(key);
+  return comm;
 }
 
 // A split's lists, once its communicators are made: every participant's call holds one (new_group's

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <sstream>
 
 #include "core/calls/call_of.hpp"
@@ -159,6 +160,10 @@ class CallLayer final : public BackendImpl {
                 [&] { return inner_->all_to_all_v(input, output, input_counts, output_counts); });
   }
   std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<BackendImpl> split_local(const std::vector<int>& ranks) override {
+    const int k = local_splits_[ranks]++;  // keyed by the list: the others do not count it
+    return layer_over(inner_->split_local(ranks), ranks, local_group_key(ranks, k));
+  }
   std::shared_ptr<BackendImpl> split_groups(const Layout& layout) override;
   void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
 
@@ -172,6 +177,7 @@ class CallLayer final : public BackendImpl {
   std::uint64_t seq_ = 0;    // the group's collectives so far
   std::uint64_t chain_ = 0;  // their hash chain (chain_hash)
   int splits_ = 0;
+  std::map<std::vector<int>, int> local_splits_;  // split_local's groups so far, per list
   std::uint64_t monitored_ = 0;  // the group's monitored barriers so far
 };
 
@@ -272,11 +278,17 @@ void CallLayer::check_same_call(const CallDesc& mine, std::uint64_t seq) {
     std::vector<RankCall> calls;
     for (std::size_t r = 0; r < all.size(); ++r)
       calls.push_back({site_->world_ranks[r], describe(all[r].call)});
+    if (mine.kind == CallKind::split)  // not a numbered collective: named by what it is
+      throw DesyncError("new_group on " + site_->name + ": ranks disagree on '" +
+                        std::string(field) + "' (the list each passed):" + call_lines(calls));
     throw DesyncError(desync_message(site_->name, seq, field, calls));
   }
 }
 
+// DIST_DEBUG=detail: ranks whose lists differ raise a DesyncError on 'lists' before the backend
+// splits (gloo's split does not communicate, so it would join whichever ranks named each other).
 std::shared_ptr<BackendImpl> CallLayer::split(const std::vector<int>& ranks) {
+  if (site_->check_calls) check_same_call(call_of::split(ranks), seq_);
   const int index = ++splits_;
   return layer_over(inner_->split(ranks), ranks, std::to_string(index));
 }

@@ -48,6 +48,13 @@ inline CallDesc all_to_all_v(const Buf& input) {
   return make_call(CallKind::all_to_all_v, input.dtype);
 }
 inline CallDesc barrier() { return make_call(CallKind::barrier); }
+// new_group's list, hashed into `lists`.
+inline CallDesc split(const std::vector<int>& ranks) {
+  CallDesc d = make_call(CallKind::split);
+  const std::vector<std::uint64_t> values(ranks.begin(), ranks.end());
+  d.lists = hash_list(values);
+  return d;
+}
 inline CallDesc send(const Buf& data, int dst, int tag) {
   return make_call(CallKind::send, data.dtype, data.count, dst, ReduceOp::sum, tag);
 }

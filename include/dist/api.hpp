@@ -125,9 +125,13 @@ DIST_API Group new_group(const std::vector<int>& ranks);
 // records the backend asked for (get_backend returns it) and waits on the group's calls with the
 // timeout; a real world connects the members anew through its store, with that backend and
 // timeout (a backend this build lacks raises BackendError).
+// use_local_synchronization (torch's): only the group's members call new_group, each with the same
+// list; a rank outside the list may call it too and gets, at once, a Group it is not a member of.
+// Members that make several such groups with one list pair them up in the order they make them.
 struct GroupOptions {
   std::optional<Backend> backend = std::nullopt;
   std::optional<std::chrono::milliseconds> timeout = std::nullopt;
+  bool use_local_synchronization = false;
 };
 DIST_API Group new_group(const std::vector<int>& ranks, const GroupOptions& options);
 

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <string>
 
 #include "core/calls/call_of.hpp"
 #include "core/group_text.hpp"
 #include "core/host_reduce.hpp"
+#include "core/store/join.hpp"
 #include "real/mpi/mapping.hpp"
 
 namespace dist::real {
@@ -249,15 +252,51 @@ Work MpiBackend::barrier() { return collective(call_of::barrier(), {}); }
 std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ranks) {
   const auto it = std::find(ranks.begin(), ranks.end(), rank());
   const bool member = it != ranks.end();
-  const std::vector<std::uint64_t> values(ranks.begin(), ranks.end());
   return split_by_color(member ? 0 : -1, member ? static_cast<int>(it - ranks.begin()) : 0, ranks,
-                        false, core::hash_list(values), core::CallKind::split);
+                        false, call_of::split(ranks).lists, core::CallKind::split);
 }
 
 // color = the index of this rank's list, key = its position there.
 std::shared_ptr<core::BackendImpl> MpiBackend::split_groups(const core::Layout& layout) {
   return split_by_color(layout.color, std::max(layout.position, 0), layout.own(), layout.count > 1,
                         layout.hash, core::CallKind::split_groups);
+}
+
+// use_local_synchronization: the members meet in the store first (MPI's call has no deadline),
+// then make the communicator among themselves alone (MPI_Comm_create_group, tagged by the list).
+std::shared_ptr<core::BackendImpl> MpiBackend::split_local(const std::vector<int>& ranks) {
+  const std::string key = core::local_group_key(ranks, local_splits_[ranks]++);
+  const MpiGroupSpec& parent = comm_->spec();
+  MpiGroupSpec spec;
+  spec.store = parent.store;
+  spec.prefix = parent.prefix + "/" + key;
+  for (const int r : ranks)
+    spec.global_ranks.push_back(parent.global_ranks[static_cast<std::size_t>(r)]);
+  spec.rank = static_cast<int>(std::find(ranks.begin(), ranks.end(), rank()) - ranks.begin());
+  spec.timeout = parent.timeout;
+  const std::string group = core::group_text(spec.global_ranks);
+  if (spec.store) {
+    PrefixStore meeting(spec.prefix, spec.store);
+    core::wait_for_members(meeting, spec.global_ranks, spec.rank, spec.timeout, "mpi new_group",
+                           group,
+                           "with use_local_synchronization every member calls new_group with the "
+                           "same list");
+  }
+  MPI_Comm child = MPI_COMM_NULL;
+  {
+    auto lock = mpi_lock();
+    MPI_Group all = MPI_GROUP_NULL, members = MPI_GROUP_NULL;
+    check_mpi(MPI_Comm_group(comm_->handle(), &all), comm_->where("new_group"));
+    check_mpi(MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &members),
+              comm_->where("new_group"));
+    const int tag = static_cast<int>(std::hash<std::string>{}(key) % 32768);
+    const int made = MPI_Comm_create_group(comm_->handle(), members, tag, &child);
+    MPI_Group_free(&members);
+    MPI_Group_free(&all);
+    check_mpi(made, comm_->where("new_group (MPI_Comm_create_group) of the " + group));
+  }
+  spec.comm = child;
+  return std::make_shared<MpiBackend>(std::move(spec));
 }
 
 // One MPI_Comm_split (MPI_UNDEFINED for color -1).

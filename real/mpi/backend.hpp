@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ class MpiBackend final : public core::BackendImpl {
   std::shared_ptr<core::BackendImpl> split_groups(const core::Layout& layout) override;
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
+  std::shared_ptr<core::BackendImpl> split_local(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf input, core::Buf output, int root) override;
@@ -68,6 +70,7 @@ class MpiBackend final : public core::BackendImpl {
 
   std::shared_ptr<MpiComm> comm_;
   int splits_ = 0;
+  std::map<std::vector<int>, int> local_splits_;  // split_local's groups so far, per list
   int tag_limit_ = 32767;  // MPI_TAG_UB
 };
 

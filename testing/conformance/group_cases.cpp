@@ -162,6 +162,41 @@ TEST_F(Groups, NonMembersCannotUseTheGroup) {
   for (const auto& [rank, v] : got) EXPECT_EQ(v, rank < 2 ? V{2} : V{}) << "rank " << rank;
 }
 
+// torch's use_local_synchronization: each pair of ranks makes its own group, twice, and only the
+// pair's members call new_group for it; a rank may also ask for a group it is not in, and gets one
+// it is not a member of, at once.
+TEST_F(Groups, OnlyTheMembersMakeAGroupWithLocalSynchronization) {
+  const auto n = world_runner().world_of_at_least(2);
+  if (!n) GTEST_SKIP() << *lacks_world(2);
+  const auto got = run_world(*n, [&] {
+    const int rank = dist::get_rank();
+    const int first = rank - rank % 2;
+    std::vector<int> pair{first};
+    if (first + 1 < *n) pair.push_back(first + 1);
+    const dist::GroupOptions local{.use_local_synchronization = true};
+    if (*n >= 4) {  // the next pair's group, asked for from outside it
+      const auto elsewhere = dist::new_group({(first + 2) % *n, (first + 3) % *n}, local);
+      require(!elsewhere.is_member() && dist::get_world_size(elsewhere) == -1,
+              "a rank asking for a group it is not in became a member");
+    }
+    V sums;
+    for (int round = 1; round <= 2; ++round) {
+      const auto group = dist::new_group(pair, local);
+      require(group.is_member(), "a member of its pair's group is not a member");
+      V v{(rank + 1) * round};
+      dist::all_reduce(v, dist::ReduceOp::sum, group);
+      sums.push_back(v[0]);
+    }
+    dist::barrier();
+    return sums;
+  });
+  for (const auto& [rank, sums] : got) {
+    const int first = rank - rank % 2;
+    const std::int64_t pair_sum = first + 1 + (first + 1 < *n ? first + 2 : 0);
+    EXPECT_EQ(sums, (V{pair_sum, 2 * pair_sum})) << world_runner().name << ", rank " << rank;
+  }
+}
+
 TEST_F(Groups, OneRankWorldAndGroup) {
   if (auto why = lacks_world(1)) GTEST_SKIP() << *why;
   const auto got = run_world(1, [] {

@@ -11,6 +11,7 @@
 #include "real/gloo/tests/gloo_test_util.hpp"
 #include "real/world.hpp"
 #include "testing/errors.hpp"
+#include "testing/processes.hpp"
 
 namespace {
 
@@ -202,6 +203,24 @@ TEST(GlooFailures, FingerprintsTurnMismatchesIntoDesyncErrors) {
     ASSERT_TRUE(e);
     EXPECT_NE(message_of(e).find("collective on world #2"), std::string::npos) << message_of(e);
     EXPECT_NE(message_of(e).find("disagree on 'kind'"), std::string::npos) << message_of(e);
+  }
+}
+
+// DIST_DEBUG=detail: ranks that each pass new_group a different list (their own pair, torch's
+// use_local_synchronization pattern without the option) get one DesyncError, instead of gloo
+// joining whichever ranks named each other.
+TEST(GlooFailures, NewGroupOfDifferentListsIsADesyncErrorUnderDetail) {
+  const test_support::ScopedEnv detail("DIST_DEBUG", "detail");
+  const auto errors = run_failing(4, 5s, [](int rank) {
+    const auto group = dist::new_group(rank < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3});
+    V v{1};
+    dist::all_reduce(v, dist::ReduceOp::sum, group);
+  });
+  for (const auto& e : errors) {
+    ASSERT_TRUE(e);
+    EXPECT_THROW(std::rethrow_exception(e), dist::DesyncError);
+    EXPECT_NE(message_of(e).find("ranks disagree on 'ranks'"), std::string::npos) << message_of(e);
+    EXPECT_EQ(message_of(e), message_of(errors[0]));
   }
 }
 
