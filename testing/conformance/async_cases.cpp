@@ -3,6 +3,7 @@
 // however long the group's is, and a group outlives the handle of a rank that dropped it.
 #include <chrono>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <string>
 #include <thread>
@@ -17,6 +18,12 @@ using V = std::vector<std::int64_t>;
 using Clock = std::chrono::steady_clock;
 
 class Async : public conformance::Test {};
+
+std::vector<int> every_rank(int n) {
+  std::vector<int> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
 
 // Rank 0 issues an all_reduce_async and then sends rank 1 the message that rank 1 waits for before
 // it joins the all_reduce: an _async call that blocked until its peers arrived would never send.
@@ -55,8 +62,7 @@ TEST_F(Async, ATimedWaitRaisesAtItsTimeout) {
   const auto n = world_runner().world_of_at_least(2);
   if (!n) GTEST_SKIP() << *lacks_world(2);
   const auto got = run_world(*n, [&] {
-    std::vector<int> all;
-    for (int r = 0; r < *n; ++r) all.push_back(r);
+    const auto all = every_rank(*n);
     const auto group = dist::new_group(all);
     dist::barrier();
     std::int64_t waited_ms = -1;
@@ -90,8 +96,7 @@ TEST_F(Async, AGroupOutlivesTheHandleARankDropped) {
   const auto n = world_runner().world_of_at_least(2);
   if (!n) GTEST_SKIP() << *lacks_world(2);
   const auto got = run_world(*n, [&] {
-    std::vector<int> all;
-    for (int r = 0; r < *n; ++r) all.push_back(r);
+    const auto all = every_rank(*n);
     const int rank = dist::get_rank();
     V total{0};
     for (int round = 0; round < 8; ++round) {
