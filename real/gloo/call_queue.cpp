@@ -46,18 +46,17 @@ std::shared_ptr<CallQueue::Call> CallQueue::push(std::uint64_t index, std::strin
     fail(*call, closed_);
     return call;
   }
-  if (!calls_.empty() && !calls_.back()->launched) {
-    calls_.back()->launched = true;
-    if (!worker_) start_worker();
-    changed_.notify_all();
-  }
+  if (!calls_.empty() && !calls_.back()->launched) launch_locked(*calls_.back());
   calls_.push_back(call);
   return call;
 }
 
 void CallQueue::launch(Call& call) {
   std::lock_guard lock(mutex_);
-  if (call.launched || call.stage != Call::Stage::queued) return;
+  if (!call.launched && call.stage == Call::Stage::queued) launch_locked(call);
+}
+
+void CallQueue::launch_locked(Call& call) {
   call.launched = true;
   if (!worker_) start_worker();
   changed_.notify_all();
@@ -83,11 +82,6 @@ bool CallQueue::finish_by(Call& call, Clock::time_point deadline) {
 bool CallQueue::is_done(Call& call) {
   std::lock_guard lock(mutex_);
   return call.stage == Call::Stage::done;
-}
-
-bool CallQueue::is_running(Call& call) {
-  std::lock_guard lock(mutex_);
-  return call.stage == Call::Stage::running;
 }
 
 void CallQueue::close(std::exception_ptr why) {

@@ -54,7 +54,6 @@ class CallQueue : public std::enable_shared_from_this<CallQueue> {
   // Launches `call` and waits until it is done or `deadline` passes (false).
   bool finish_by(Call& call, Clock::time_point deadline);
   bool is_done(Call& call);
-  bool is_running(Call& call);
 
   // The group is unusable: every call not yet started, and every later one, fails with `why`
   // (started calls run on). The first reason stays.
@@ -66,6 +65,8 @@ class CallQueue : public std::enable_shared_from_this<CallQueue> {
   // Runs the front call (claimed by this thread under `lock`), then wakes the waiters.
   void run(std::unique_lock<std::mutex>& lock, Call& call);
   void fail(Call& call, std::exception_ptr why);
+  // Marks `call` launched and wakes the worker, starting it first if needed (under mutex_).
+  void launch_locked(Call& call);
   void start_worker();
 
   std::mutex mutex_;
