@@ -1,4 +1,4 @@
-// Groups and the query/control functions of mmengine.dist (get_rank, barrier, new_group, ...),
+// Groups and the query/control functions of mmengine.dist (get_rank, new_group, ...),
 // and the groups of a layout (core/layout.hpp).
 #include <algorithm>
 #include <memory>
@@ -140,26 +140,6 @@ std::optional<Group> get_local_group() {
   if (!ctx) return std::nullopt;
   local_state("get_local_group");
   return Group(ctx->local);
-}
-
-namespace {
-Work barrier_work(const Group& group) {
-  const auto t = core::resolve_group(group, "barrier");
-  if (t.size == 1) return {};
-  return t.backend->barrier();
-}
-}  // namespace
-
-Work barrier_async(const Group& group) { return detail::issued(barrier_work(group)); }
-
-void barrier(const Group& group) { barrier_work(group).wait(); }
-
-void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks, const Group& group) {
-  if (timeout.count() < 0)
-    throw InvalidArgument("monitored_barrier: the timeout must not be negative, got " +
-                          std::to_string(timeout.count()) + " ms");
-  const auto t = core::resolve_group(group, "monitored_barrier");
-  if (t.size > 1) t.backend->monitored_barrier(timeout, wait_all_ranks);
 }
 
 Group new_group(const std::vector<int>& ranks) {

@@ -11,24 +11,6 @@
 
 namespace dist {
 
-namespace {
-// Waits (`timeout`: within it) through the call layer when it recorded the call, keeping the
-// error for exception() and taking an issued Work out of its ledger.
-void wait_state(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout) {
-  const bool issued = state.issued.ticket != 0;
-  try {
-    if (state.recorded.site) core::wait_recorded(state, timeout);
-    else if (timeout) state.wait_for(*timeout);
-    else state.wait();
-  } catch (...) {
-    state.failure = std::current_exception();
-    if (issued) core::finish_issued(state, false);
-    throw;
-  }
-  if (issued) core::finish_issued(state, true);
-}
-}  // namespace
-
 Work::~Work() {
   if (!state_ || std::uncaught_exceptions() <= unwinding_) return;
   state_->abandon();
@@ -39,28 +21,17 @@ Work::~Work() {
 }
 
 void Work::wait() {
-  if (state_) wait_state(*state_, std::nullopt);
+  if (state_) core::wait_work(*state_, std::nullopt);
 }
 
 void Work::wait(std::chrono::milliseconds timeout) {
   if (timeout.count() < 0)
     throw InvalidArgument("Work::wait: the timeout must not be negative, got " +
                           std::to_string(timeout.count()) + " ms");
-  if (state_) wait_state(*state_, timeout);
+  if (state_) core::wait_work(*state_, timeout);
 }
 
-bool Work::is_completed() const {
-  if (!state_) return true;
-  bool done = false;
-  try {
-    done = state_->is_completed();
-  } catch (...) {
-    state_->failure = std::current_exception();
-    throw;
-  }
-  if (done && state_->issued.ticket != 0) core::finish_issued(*state_, true);
-  return done;
-}
+bool Work::is_completed() const { return !state_ || core::poll_work(*state_); }
 
 std::exception_ptr Work::exception() const {
   if (!state_) return nullptr;
@@ -111,5 +82,31 @@ void WorkState::wait_expired(std::chrono::milliseconds timeout) const {
 namespace dist::core {
 
 Work completed_work() { return Work{}; }
+
+void wait_work(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout) {
+  const bool issued = state.issued.ticket != 0;
+  try {
+    if (state.recorded.site) wait_recorded(state, timeout);
+    else if (timeout) state.wait_for(*timeout);
+    else state.wait();
+  } catch (...) {
+    state.failure = std::current_exception();
+    if (issued) finish_issued(state, false);
+    throw;
+  }
+  if (issued) finish_issued(state, true);
+}
+
+bool poll_work(detail::WorkState& state) {
+  bool done = false;
+  try {
+    done = state.is_completed();
+  } catch (...) {
+    state.failure = std::current_exception();
+    throw;
+  }
+  if (done && state.issued.ticket != 0) finish_issued(state, true);
+  return done;
+}
 
 }  // namespace dist::core

@@ -32,6 +32,15 @@ std::vector<std::shared_ptr<detail::WorkState>> WorkLedger::take() {
   return out;
 }
 
+std::vector<std::shared_ptr<detail::WorkState>> WorkLedger::collectives_of(const void* group) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<detail::WorkState>> out;
+  if (!group) return out;
+  for (const auto& [ticket, state] : pending_)
+    if (state->collective_of == group) out.push_back(state);
+  return out;
+}
+
 std::string describe_work(const detail::WorkState& state) {
   if (const auto& r = state.recorded; r.site) {
     CallRecord record;

@@ -24,6 +24,9 @@ class DIST_API WorkLedger {
   void remove(detail::WorkState& state);
   // The Works still not waited, oldest first; the ledger lets go of them.
   std::vector<std::shared_ptr<detail::WorkState>> take();
+  // The collectives on `group` (WorkState::collective_of) still not waited, oldest first; they
+  // stay in the ledger until waited.
+  std::vector<std::shared_ptr<detail::WorkState>> collectives_of(const void* group);
 
  private:
   std::mutex mutex_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/calls/call.hpp"
@@ -78,6 +79,11 @@ class DIST_API WorkState {
   };
   Issued issued;
 
+  // The group backend a collective was called on, set by the group's outermost backend (the call
+  // layer, sim's): barrier() on that group completes the collective first (core/barrier.cpp), as
+  // torch's barrier does. Compared, never dereferenced; null for p2p and untracked calls.
+  const void* collective_of = nullptr;
+
   // The call, as errors name it, for a state the call layer did not record ("" when unknown).
   virtual std::string describe() const { return {}; }
 };
@@ -88,5 +94,11 @@ namespace dist::core {
 
 // A Work for an operation that has already finished (successfully).
 DIST_API Work completed_work();
+
+// What dist::Work::wait and is_completed do with a Work's state: wait (within `timeout`) through
+// the call layer when it recorded the call, keep the error for Work::exception, and take an
+// issued Work out of its rank's ledger once it is done.
+DIST_API void wait_work(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout);
+DIST_API bool poll_work(detail::WorkState& state);
 
 }  // namespace dist::core

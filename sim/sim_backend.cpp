@@ -61,8 +61,10 @@ SimBackend::SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank)
       global_rank_(comm_->members[static_cast<std::size_t>(group_rank)]) {}
 
 Work SimBackend::post(Call&& call) {
-  return Work(std::make_shared<SimWork>(
-      world_, global_rank_, world_.post_collective(comm_, rank_, std::move(call)), timeout_));
+  auto state = std::make_shared<SimWork>(
+      world_, global_rank_, world_.post_collective(comm_, rank_, std::move(call)), timeout_);
+  state->collective_of = this;  // barrier() on this group completes it first
+  return Work(std::move(state));
 }
 
 Work SimBackend::post_p2p(Call&& call) {

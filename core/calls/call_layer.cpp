@@ -258,6 +258,7 @@ Work CallLayer::call(const CallDesc& d, Issue&& issue) {
   recorded.ticket = ticket;
   recorded.seq = seq;
   recorded.call = d;
+  if (seq > 0) work.state()->collective_of = this;
   return work;
 }
 

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,12 +20,14 @@ using dist::sim::Cluster;
 using sim_test::failure_of;
 using sim_test::world;
 using ::testing::HasSubstr;
+using namespace std::chrono_literals;
 
 TEST(UnwaitedWork, ARankThatReturnsBeforeItsWaitIsNamedWithTheCall) {
   const auto e = failure_of(world(2), [] {
     std::vector<int> v(4, 1);
     auto work = dist::all_reduce_async(std::span<int>(v));
-    dist::barrier();  // every rank's all_reduce has run: only the wait is missing
+    // Every rank's all_reduce has run: only the wait is missing (a barrier() would wait it).
+    dist::monitored_barrier(30s);
     if (dist::get_rank() == 0) work.wait();
   });
   EXPECT_TRUE(e.outcomes()[0].ok()) << e.what();
@@ -31,6 +35,17 @@ TEST(UnwaitedWork, ARankThatReturnsBeforeItsWaitIsNamedWithTheCall) {
   EXPECT_THAT(e.outcomes()[1].message,
               HasSubstr("rank 1 returned with 1 Work never waited: all_reduce(op=sum, int32 x 4) "
                         "on world #1. Call wait() on every Work"));
+}
+
+// barrier() completes the group's earlier collectives (their errors raise there): it is their
+// wait, as in torch, and the rank may return without its own.
+TEST(UnwaitedWork, ABarrierWaitsTheGroupsEarlierCollectives) {
+  dist::sim::run(world(2), [] {
+    std::vector<int> v(4, 1);
+    auto work = dist::all_reduce_async(std::span<int>(v));
+    dist::barrier();
+    if (v != std::vector<int>(4, 2)) throw std::runtime_error("the all_reduce had not completed");
+  });
 }
 
 TEST(UnwaitedWork, EveryKindOfAsyncCallIsCounted) {
@@ -46,7 +61,7 @@ TEST(UnwaitedWork, EveryKindOfAsyncCallIsCounted) {
     works.push_back(dist::reduce_async(std::span<float>(a)));
     works.push_back(dist::all_reduce_async(std::span<float>(a)));
     for (std::size_t i = 0; i < 1; ++i) works[i].wait();
-    dist::barrier();
+    dist::monitored_barrier(30s);
   });
   for (int r = 0; r < 2; ++r) {
     ASSERT_TRUE(e.failed_with<dist::InvalidArgument>(r)) << e.what();

@@ -1,8 +1,11 @@
 // monitored_barrier and Work::wait with a timeout over whole worlds: a barrier every rank reaches
 // passes; one that ranks come to late raises, on every rank that came in time, a TimeoutError
 // naming the first late rank (every one with wait_all_ranks); a collective waited with a timeout
-// that completes in time is an ordinary wait.
+// that completes in time is an ordinary wait. A barrier completes the group's earlier async
+// collectives (torch's behaviour), so their results are in place before their own wait.
 #include <chrono>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -79,6 +82,63 @@ TEST_F(MonitoredBarrier, ATimedWaitThatCompletesIsAnOrdinaryWait) {
       EXPECT_TRUE(result.second) << "exception() is not null after a successful wait";
     }
   }
+}
+
+class BarrierOrder : public conformance::Test {};
+
+using V = std::vector<std::int64_t>;
+constexpr int calls = 16;
+
+// What a rank saw once its barrier returned, before any wait: each call's result, and how many of
+// the calls' Works said they were complete.
+struct AfterBarrier {
+  std::vector<V> results;
+  int completed = 0;
+};
+
+// `calls` all_reduce_async of (rank + i), then the barrier `meet` makes; the Works are waited
+// only after what the barrier left was copied.
+template <class Meet>
+AfterBarrier async_calls_then(Meet meet) {
+  const int rank = dist::get_rank();
+  std::vector<V> values(calls);
+  std::vector<dist::Work> works;
+  for (int i = 0; i < calls; ++i) {
+    values[static_cast<std::size_t>(i)].assign(4, rank + i);
+    works.push_back(dist::all_reduce_async(std::span<std::int64_t>(values[i])));
+  }
+  meet();
+  AfterBarrier seen{values, 0};
+  for (auto& w : works) seen.completed += w.is_completed() ? 1 : 0;
+  for (auto& w : works) w.wait();
+  return seen;
+}
+
+void expect_all_in_place(const RankResults<AfterBarrier>& got, int n, const char* how) {
+  for (const auto& [rank, seen] : got) {
+    for (int i = 0; i < calls; ++i)
+      EXPECT_EQ(seen.results[static_cast<std::size_t>(i)], V(4, n * (n - 1) / 2 + n * i))
+          << world_runner().name << ", world " << n << ", rank " << rank << ": call " << i
+          << " had not written its result when " << how << " returned";
+    EXPECT_EQ(seen.completed, calls) << world_runner().name << ", world " << n << ", rank " << rank
+                                     << ": Works complete after " << how;
+  }
+}
+
+TEST_F(BarrierOrder, ABarrierCompletesTheGroupsEarlierAsyncCollectives) {
+  for (int n : world_runner().world_sizes) {
+    if (n < 2) continue;
+    expect_all_in_place(run_world(n, [] { return async_calls_then([] { dist::barrier(); }); }), n,
+                        "barrier()");
+  }
+}
+
+TEST_F(BarrierOrder, AnAsyncBarriersWaitCompletesTheGroupsEarlierAsyncCollectives) {
+  const auto n = world_runner().world_of_at_least(2);
+  if (!n) GTEST_SKIP() << *lacks_world(2);
+  expect_all_in_place(
+      run_world(*n, [] { return async_calls_then([] { dist::barrier_async().wait(); }); }), *n,
+      "barrier_async().wait()");
 }
 
 }  // namespace
