@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -182,17 +183,41 @@ std::vector<Pair> layer_pairs(int n, int rounds) {
 
 constexpr int layer_rounds_per_round = 20;
 
-}  // namespace
+constexpr const char* usage =
+    "usage: mpirun -n N [-x MASTER_ADDR=... -x MASTER_PORT=...] dist_mpi_pairs [--rounds=R] "
+    "[--out=FILE]\n"
+    "  Times MPI's blocking and polled calls against dist's on the mpi backend (barrier, "
+    "all_reduce\n"
+    "  of 8 B, 1 MiB and 64 MiB), alternated round by round; rank 0 prints the medians and writes\n"
+    "  them as JSON to FILE. Run it under mpirun: it reads Open MPI's rank variables.\n";
 
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+struct Args {
   int rounds = 7;
   std::string out;
+};
+
+// The command line, or nullopt after printing the usage (--help, or an argument it does not know).
+std::optional<Args> parse(int argc, char** argv, int& exit_code) {
+  Args args;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--rounds=", 9) == 0) rounds = std::max(1, std::atoi(argv[i] + 9));
-    if (std::strncmp(argv[i], "--out=", 6) == 0) out = argv[i] + 6;
+    if (std::strncmp(argv[i], "--rounds=", 9) == 0) {
+      args.rounds = std::max(1, std::atoi(argv[i] + 9));
+    } else if (std::strncmp(argv[i], "--out=", 6) == 0) {
+      args.out = argv[i] + 6;
+    } else {
+      const bool help = std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
+      if (!help) std::fprintf(stderr, "dist_mpi_pairs: unknown argument '%s'\n", argv[i]);
+      std::fputs(usage, help ? stdout : stderr);
+      exit_code = help ? 0 : 2;
+      return std::nullopt;
+    }
   }
+  return args;
+}
+
+// The measurements of a rank in the mpi world (MPI is initialised).
+void measure(const Args& args) {
+  const int rounds = args.rounds;
   dist::init_dist("mpi", dist::Backend::mpi);
   const int rank = dist::get_rank();
   const int n = dist::get_world_size();
@@ -224,10 +249,10 @@ int main(int argc, char** argv) {
     for (const Triple& t : all) print(t);
     for (const Pair& p : pairs) print(p);
     if (pairs.empty()) std::printf("no call layer over the mpi backend: no layer_vs_none pair\n");
-    if (!out.empty()) {
-      FILE* f = std::fopen(out.c_str(), "w");
+    if (!args.out.empty()) {
+      FILE* f = std::fopen(args.out.c_str(), "w");
       if (!f) {
-        std::perror(out.c_str());
+        std::perror(args.out.c_str());
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
       write_json(f, all, pairs, n);
@@ -235,6 +260,22 @@ int main(int argc, char** argv) {
     }
   }
   dist::destroy_dist();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  const auto args = parse(argc, argv, exit_code);
+  if (!args) return exit_code;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  try {
+    measure(*args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dist_mpi_pairs: %s\n%s", e.what(), usage);
+    MPI_Abort(MPI_COMM_WORLD, 1);  // the other ranks may be inside a call: end them all
+  }
   MPI_Finalize();
   return 0;
 }

@@ -68,8 +68,8 @@ class DIST_API BackendImpl {
   // n lists of n ranks).
   virtual std::shared_ptr<const std::vector<int>> shared_members() const { return nullptr; }
 
-  // Operations with defaults composed from the primitives (see backend.cpp); a backend overrides
-  // the ones its engine does natively.
+  // Operations with defaults composed from the primitives (core/backend_impl.cpp); a backend
+  // overrides the ones its engine does natively.
   virtual Work reduce(Buf data, ReduceOp op, int root);
   // output (root only) holds size() × input.count elements.
   virtual Work gather(Buf input, Buf output, int root);

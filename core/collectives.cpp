@@ -85,7 +85,7 @@ Work reduce(BufferRef data, int dst, const OpArg& op, const Group& group) {
     if (t.size > 1) core::check_rank(dst, t.size, "reduce", "dst");
     Scaled scaled(data, op, "reduce");
     if (t.size > 1) reduce(scaled.buf, dst, ReduceOp::sum, group).wait();
-    if (t.rank == dst || t.size == 1) copy_local(data, scaled.buf);
+    if (t.rank == dst || t.size == 1) (void)copy_local(data, scaled.buf);  // a finished Work
     return {};
   }
   if (t.size == 1) return {};

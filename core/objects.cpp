@@ -26,7 +26,7 @@ BufferRef bytes_ref(std::span<const std::byte> bytes) {
 // Every rank's one uint64 value, in group-rank order.
 std::vector<std::uint64_t> all_gather_u64(std::uint64_t value, const Group& group) {
   std::vector<std::uint64_t> out(static_cast<std::size_t>(group_size_checked(group, "all_gather")));
-  all_gather(buffer_of(std::span<const std::uint64_t>(&value, 1)),
+  all_gather(input_of(std::span<const std::uint64_t>(&value, 1)),
              buffer_of(std::span<std::uint64_t>(out)), group)
       .wait();
   return out;

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <random>
 
 #include "core/calls/call_layer.hpp"
@@ -69,13 +68,6 @@ auto group_maker(const WorldSpec& spec) {
   };
 }
 }  // namespace
-
-std::vector<int> world_ranks_of(const WorldSpec& spec) {
-  if (!spec.global_ranks.empty()) return spec.global_ranks;
-  std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  return ranks;
-}
 
 std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   ignore_sigpipe();

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,14 @@ struct WorldSpec {
   std::vector<int> global_ranks = {};
 };
 
-// `spec.global_ranks`, or 0..world_size-1 when it is empty.
-std::vector<int> world_ranks_of(const WorldSpec& spec);
+// `spec.global_ranks`, or 0..world_size-1 when it is empty. Inline: the backends' libraries use
+// it, and they link before dist_real (nothing of dist_real may be needed by them).
+inline std::vector<int> world_ranks_of(const WorldSpec& spec) {
+  if (!spec.global_ranks.empty()) return spec.global_ranks;
+  std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return ranks;
+}
 
 // Connects this rank's world backend (collective over every rank of the spec) and returns its
 // context, not yet installed. BackendError when the backend was not built.

@@ -1,5 +1,6 @@
 // The sim backend: one object per rank per communicator, posting calls into the World's fabric.
-// Every operation is native here (no composed defaults), so each is one matched op.
+// Every collective but all_to_all_v is native here, one matched op; all_to_all_v keeps
+// BackendImpl's default, composed of sends and receives (each its own matched op).
 #pragma once
 
 #include <chrono>

@@ -31,8 +31,8 @@ enum class CallKind : std::uint8_t {
   all_gather_v,
   all_to_all_v,  // with split sizes, which differ between ranks: its count is 0
   split_groups   // every group of a layout at once (new_subgroups, a mesh dim): `lists` hashes it
-};
-inline constexpr int call_kind_count = 14;
+};               // (keep split_groups last: call_kind_count counts up to it)
+inline constexpr int call_kind_count = static_cast<int>(CallKind::split_groups) + 1;
 // "all_reduce", ...; split reads "new_group", split_groups "new_subgroups".
 DIST_API std::string_view to_string(CallKind kind);
 inline bool is_p2p(CallKind k) { return k == CallKind::send || k == CallKind::recv; }

@@ -192,7 +192,7 @@ void CallLayer::monitored_barrier(std::chrono::milliseconds timeout, bool wait_a
   const auto prefix_of = [&](std::uint64_t n) {
     return "monitored_barrier/" + site_->key + "/" + std::to_string(n) + "/";
   };
-  call(call_of::barrier(), [&] {
+  (void)call(call_of::barrier(), [&] {  // a finished Work: the body ran to its end here
     const std::string prefix = prefix_of(++monitored_);
     std::vector<std::string> keys;
     for (const int r : site_->world_ranks) keys.push_back(prefix + std::to_string(r));

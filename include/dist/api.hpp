@@ -45,7 +45,10 @@ class DIST_API Group {
 // Completion of an asynchronous operation. wait() blocks until it completes (within the
 // backend's timeout) and rethrows its error; a default-constructed Work is already complete.
 // The buffers given to the operation must stay alive and untouched until wait() returns.
-class DIST_API Work {
+// [[nodiscard]]: a Work dropped unwaited loses the operation's error and the moment its buffers
+// are free (the *_async calls, isend and irecv return one). DIST_API's visibility is spelled as a
+// standard attribute here: GCC takes no __attribute__ after [[nodiscard]].
+class [[nodiscard]] [[gnu::visibility("default")]] Work {
  public:
   Work() = default;
   explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
@@ -147,7 +150,9 @@ DIST_API std::string infer_launcher();
 // Returns a callable that runs f with its arguments on rank 0 of the world only (MMEngine's
 // decorator: `if is_main_process(): return func(*args, **kwargs)`). It returns std::optional<R>
 // (engaged on rank 0 only; R without reference/cv), or nothing when f returns void.
-template <class F> auto master_only(F f) {
+// [[nodiscard]]: the callable does nothing until it is called.
+template <class F>
+[[nodiscard]] auto master_only(F f) {
   return [f = std::move(f)]<class... Args>(Args&&... args) mutable {
     using R = std::invoke_result_t<F&, Args&&...>;
     if constexpr (std::is_void_v<R>) {

@@ -93,7 +93,7 @@ std::vector<std::vector<std::remove_cv_t<T>>> all_gather(std::span<T> data,
   using U = std::remove_cv_t<T>;
   const int n = detail::group_size_checked(group, "all_gather");
   std::vector<U> flat(data.size() * static_cast<std::size_t>(n));
-  detail::all_gather(detail::buffer_of(data), detail::buffer_of(std::span<U>(flat)), group).wait();
+  detail::all_gather(detail::input_of(data), detail::buffer_of(std::span<U>(flat)), group).wait();
   return detail::split_chunks(flat, n);
 }
 template <Element T>
@@ -105,7 +105,7 @@ DIST_API std::vector<Tensor> all_gather(const Tensor& data, const Group& group =
 template <Element T, Element U>
 Work all_gather_async(std::span<U> output, std::span<T> input, const Group& group = {}) {
   return detail::issued(
-      detail::all_gather(detail::buffer_of(input), detail::buffer_of(output), group));
+      detail::all_gather(detail::input_of(input), detail::buffer_of(output), group));
 }
 
 // gather: dst gets every rank's data in group-rank order; the other ranks get an empty list.
@@ -116,8 +116,7 @@ std::vector<std::vector<std::remove_cv_t<T>>> gather(std::span<T> data, int dst 
   const int n = detail::group_size_checked(group, "gather");
   const bool on_dst = get_rank(group) == dst;
   std::vector<U> flat(on_dst ? data.size() * static_cast<std::size_t>(n) : 0);
-  detail::gather(detail::buffer_of(data), detail::buffer_of(std::span<U>(flat)), dst, group)
-      .wait();
+  detail::gather(detail::input_of(data), detail::buffer_of(std::span<U>(flat)), dst, group).wait();
   if (!on_dst) return {};
   return detail::split_chunks(flat, n);
 }
@@ -131,14 +130,14 @@ DIST_API std::vector<Tensor> gather(const Tensor& data, int dst = 0, const Group
 template <Element T, Element U>
 Work gather_async(std::span<U> output, std::span<T> input, int dst = 0, const Group& group = {}) {
   return detail::issued(
-      detail::gather(detail::buffer_of(input), detail::buffer_of(output), dst, group));
+      detail::gather(detail::input_of(input), detail::buffer_of(output), dst, group));
 }
 
 // scatter: rank r's output becomes chunk r of src's input (group-size × output.size() elements
 // on src; ignored elsewhere).
 template <Element T, Element U>
 void scatter(std::span<T> output, std::span<U> input, int src = 0, const Group& group = {}) {
-  detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group).wait();
+  detail::scatter(detail::buffer_of(output), detail::input_of(input), src, group).wait();
 }
 // The list form of torch.distributed.scatter: `chunks` (used on src only) holds one vector per
 // rank, each of output.size() elements.
@@ -158,14 +157,14 @@ DIST_API void scatter(Tensor& output, const std::vector<Tensor>& chunks, int src
 template <Element T, Element U>
 Work scatter_async(std::span<T> output, std::span<U> input, int src = 0, const Group& group = {}) {
   return detail::issued(
-      detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group));
+      detail::scatter(detail::buffer_of(output), detail::input_of(input), src, group));
 }
 
 // reduce_scatter: input holds group-size × n elements; rank r gets the reduction of chunk r.
 template <Element T, Element U>
 void reduce_scatter(std::span<T> output, std::span<U> input, OpArg op = ReduceOp::sum,
                     const Group& group = {}) {
-  detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group).wait();
+  detail::reduce_scatter(detail::buffer_of(output), detail::input_of(input), op, group).wait();
 }
 template <Element T>
 std::vector<T> reduce_scatter(const std::vector<T>& input, OpArg op = ReduceOp::sum,
@@ -182,14 +181,14 @@ template <Element T, Element U>
 Work reduce_scatter_async(std::span<T> output, std::span<U> input, OpArg op = ReduceOp::sum,
                           const Group& group = {}) {
   return detail::issued(
-      detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group));
+      detail::reduce_scatter(detail::buffer_of(output), detail::input_of(input), op, group));
 }
 
 // all_to_all: input and output hold group-size × n elements; output chunk j on rank r is input
 // chunk r of rank j.
 template <Element T, Element U>
 void all_to_all(std::span<T> output, std::span<U> input, const Group& group = {}) {
-  detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group).wait();
+  detail::all_to_all(detail::buffer_of(output), detail::input_of(input), group).wait();
 }
 template <Element T>
 std::vector<T> all_to_all(const std::vector<T>& input, const Group& group = {}) {
@@ -201,7 +200,7 @@ DIST_API Tensor all_to_all(const Tensor& input, const Group& group = {});
 template <Element T, Element U>
 Work all_to_all_async(std::span<T> output, std::span<U> input, const Group& group = {}) {
   return detail::issued(
-      detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group));
+      detail::all_to_all(detail::buffer_of(output), detail::input_of(input), group));
 }
 
 // all_to_all with split sizes (torch's all_to_all_single with output_split_sizes and
@@ -214,7 +213,7 @@ template <Element T, Element U>
 void all_to_all(std::span<T> output, std::span<U> input,
                 std::span<const std::int64_t> output_splits,
                 std::span<const std::int64_t> input_splits, const Group& group = {}) {
-  detail::all_to_all_v(detail::buffer_of(output), detail::buffer_of(input), output_splits,
+  detail::all_to_all_v(detail::buffer_of(output), detail::input_of(input), output_splits,
                        input_splits, group)
       .wait();
 }
@@ -222,7 +221,7 @@ template <Element T, Element U>
 Work all_to_all_async(std::span<T> output, std::span<U> input,
                       std::span<const std::int64_t> output_splits,
                       std::span<const std::int64_t> input_splits, const Group& group = {}) {
-  return detail::issued(detail::all_to_all_v(detail::buffer_of(output), detail::buffer_of(input),
+  return detail::issued(detail::all_to_all_v(detail::buffer_of(output), detail::input_of(input),
                                              output_splits, input_splits, group));
 }
 // The list form, which learns the sizes itself (one all_to_all of the counts first): inputs[j]

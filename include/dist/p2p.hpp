@@ -18,14 +18,14 @@
 namespace dist {
 
 template <Element T> Work isend(std::span<T> data, int dst, int tag = 0, const Group& group = {}) {
-  return detail::issued_send(detail::send(detail::buffer_of(data), dst, tag, group),
-                             detail::buffer_of(data));
+  return detail::issued_send(detail::send(detail::input_of(data), dst, tag, group),
+                             detail::input_of(data));
 }
 template <Element T> Work irecv(std::span<T> data, int src, int tag = 0, const Group& group = {}) {
   return detail::issued(detail::recv(detail::buffer_of(data), src, tag, group));
 }
 template <Element T> void send(std::span<T> data, int dst, int tag = 0, const Group& group = {}) {
-  detail::send(detail::buffer_of(data), dst, tag, group).wait();
+  detail::send(detail::input_of(data), dst, tag, group).wait();
 }
 template <Element T>
 int recv(std::span<T> data, int src, int tag = 0, const Group& group = {}) {
@@ -52,7 +52,7 @@ struct P2POp {
   enum class Kind { isend, irecv };
   template <Element T>
   static P2POp isend(std::span<const T> data, int peer, int tag = 0, const Group& group = {}) {
-    return {Kind::isend, detail::buffer_of(data), peer, tag, group};
+    return {Kind::isend, detail::input_of(data), peer, tag, group};
   }
   template <Element T>
   static P2POp irecv(std::span<T> data, int peer, int tag = 0, const Group& group = {}) {

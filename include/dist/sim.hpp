@@ -1,5 +1,6 @@
 // The simulated cluster (link dist::sim): dist::sim::run runs a function once on each rank of an
-// in-process cluster (one thread per rank), with that thread's dist:: context bound to its rank.
+// in-process cluster (a thread per rank, or fibers on one thread in deterministic mode), with the
+// dist:: context of the thread or fiber bound to its rank.
 #pragma once
 
 #include <algorithm>

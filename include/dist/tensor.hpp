@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "dist/errors.hpp"
@@ -27,6 +28,7 @@ class DIST_API Tensor {
   template <Element T>
   static Tensor from(std::vector<T> values, std::vector<std::int64_t> shape = {});
   // A non-owning view of memory the caller keeps alive; the shape defaults to {values.size()}.
+  // The elements must not be const (a collective may write through the tensor).
   template <Element T>
   static Tensor view(std::span<T> values, std::vector<std::int64_t> shape = {});
   static Tensor view(void* data, DType dtype, std::vector<std::int64_t> shape,
@@ -89,6 +91,9 @@ Tensor Tensor::from(std::vector<T> values, std::vector<std::int64_t> shape) {
 
 template <Element T>
 Tensor Tensor::view(std::span<T> values, std::vector<std::int64_t> shape) {
+  static_assert(!std::is_const_v<T>,
+                "dist: Tensor::view makes a tensor the collectives may write through: pass a "
+                "std::span<T> of non-const elements (a read-only input takes the span itself)");
   if (shape.empty()) shape = {static_cast<std::int64_t>(values.size())};
   Tensor t = view(const_cast<std::remove_cv_t<T>*>(values.data()), dtype_v<T>, std::move(shape));
   if (t.numel() != values.size())

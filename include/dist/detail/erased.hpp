@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <span>
+#include <type_traits>
 
 #include "dist/api.hpp"
 #include "dist/export.hpp"
@@ -24,8 +25,21 @@ struct BufferRef {
   std::size_t bytes() const { return count * dtype_size(dtype); }
 };
 
-template <Element T> BufferRef buffer_of(std::span<T> s) {
+// A buffer the call only reads (an input, a send): const elements are welcome. The backends take
+// one untyped BufferRef for both sides; the call never writes through this one.
+template <Element T>
+BufferRef input_of(std::span<T> s) {
   return {const_cast<std::remove_cv_t<T>*>(s.data()), s.size(), dtype_v<T>, Device::cpu()};
+}
+
+// A buffer the call writes (in place, an output, a receive): a span of const elements does not
+// compile, with this message in the error.
+template <Element T>
+BufferRef buffer_of(std::span<T> s) {
+  static_assert(!std::is_const_v<T>,
+                "dist: this argument is written (in place, an output or a receive): pass a "
+                "std::span<T> or std::vector<T>& of non-const elements, not std::span<const T>");
+  return input_of(s);
 }
 
 DIST_API BufferRef buffer_of(const Tensor& t);
