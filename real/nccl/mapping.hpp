@@ -1,6 +1,7 @@
 // How dist's dtypes and reduce ops run on NCCL: the ncclDataType_t of each DType, and for each
 // allowed (op, dtype) pair whether NCCL does it natively, as a sum followed by the exact integer
-// division of DESIGN.md, or (bitwise ops, which NCCL lacks) as an all_gather and a device fold.
+// division of docs/semantics.md (integer mean), or (bitwise ops, which NCCL lacks) as an all_gather
+// and a device fold.
 #pragma once
 
 #include <nccl.h>
