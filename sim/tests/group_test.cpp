@@ -1,10 +1,12 @@
 // Groups made by new_group on sim: collectives over subsets with group-local src/dst against the
-// reference, membership answers, non-members rejected, and invalid rank lists rejected.
+// reference, membership answers, non-members rejected, invalid rank lists rejected, and a group
+// that outlives its handles.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -194,6 +196,22 @@ TEST(Groups, InvalidRankListsRaiseInvalidArgument) {
     EXPECT_THAT(got[r][3], HasSubstr("empty"));
     EXPECT_EQ(got[r][4], "0") << "rank " << r;  // group rank 0 of {3, 2, 1, 0} has rank 0 in g
   }
+}
+
+// A group lives until destroy_dist (or the run's end), not until its last Group handle goes:
+// torch keeps a group until destroy_process_group, and a rank that drops its handle must not
+// close what a peer still uses in a call on it.
+TEST(Groups, AGroupOutlivesItsLastHandle) {
+  const auto alive = dist::sim::run(world(2), [] {
+    std::weak_ptr<dist::detail::GroupState> state;
+    {
+      const dist::Group g = dist::new_group({0, 1});
+      state = g.state();
+    }
+    return !state.expired();
+  });
+  for (std::size_t r = 0; r < alive.size(); ++r)
+    EXPECT_TRUE(alive[r]) << "rank " << r << ": the group went with its handle";
 }
 
 }  // namespace
