@@ -23,14 +23,14 @@ Work copy_local(BufferRef output, BufferRef input) {
 }
 // Whether the one-rank shortcut may copy on the host: both buffers are host memory, or there is
 // no backend to ask (a one-rank group of a device backend lets the backend copy on its device).
-bool host_copy(const core::Target& t, BufferRef a, BufferRef b) {
+bool host_copy(const core::ResolvedGroup& t, BufferRef a, BufferRef b) {
   return !t.backend || (a.device.is_cpu() && b.device.is_cpu());
 }
 std::size_t times(int size, std::size_t count) { return static_cast<std::size_t>(size) * count; }
 
 // Where the caller's slot of `per_rank` elements starts in a buffer of the group's slots: the
 // in-place forms may pass exactly that slot (check_disjoint).
-std::size_t slot(const core::Target& t, std::size_t per_rank) {
+std::size_t slot(const core::ResolvedGroup& t, std::size_t per_rank) {
   return static_cast<std::size_t>(t.rank) * per_rank;
 }
 

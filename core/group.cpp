@@ -26,11 +26,11 @@ std::shared_ptr<const std::vector<int>> shared_list(const core::BackendImpl* bac
 }
 
 // The same for the rank's own list of `layout`, without making it (the backend's split made its
-// list from the layout: Layout::own_made_is).
-std::shared_ptr<const std::vector<int>> shared_line(const core::BackendImpl* backend,
-                                                    const core::Layout& layout) {
+// list from the layout: Layout::own_is_from_this_layout).
+std::shared_ptr<const std::vector<int>> shared_rank_list(const core::BackendImpl* backend,
+                                                         const core::Layout& layout) {
   auto shared = backend ? backend->shared_members() : nullptr;
-  return shared && layout.own_made_is(*shared) ? shared : nullptr;
+  return shared && layout.own_is_from_this_layout(*shared) ? shared : nullptr;
 }
 
 // The state of `group` for queries: null when not distributed.
@@ -206,7 +206,7 @@ Group make_layout_group(const Layout& layout, const char* function) {
   if (layout.color < 0)
     return Group(
         make_group_state(ctx, layout.count ? layout.list(0) : std::vector<int>{}, nullptr));
-  auto shared = shared_line(mine.get(), layout);
+  auto shared = shared_rank_list(mine.get(), layout);
   if (!shared) shared = std::make_shared<const std::vector<int>>(layout.own());
   return Group(make_group_state(ctx, std::move(shared), layout.position, std::move(mine)));
 }

@@ -30,7 +30,7 @@ bool Layout::own_is(const std::vector<int>& ranks) const {
   return true;
 }
 
-bool Layout::own_made_is(const std::vector<int>& ranks) const {
+bool Layout::own_is_from_this_layout(const std::vector<int>& ranks) const {
   if (!by_rule()) return own_is(ranks);
   return ranks.size() == static_cast<std::size_t>(size) &&
          (ranks.empty() || (ranks.front() == first && ranks.back() == first + (size - 1) * stride));

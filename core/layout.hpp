@@ -25,8 +25,8 @@ struct Layout {
   int position = -1;       // this rank's index in its list (the split's key; -1: in none)
   // This rank's list has `size` ranks (0: in none). By rule (stride > 0) they are first,
   // first + stride, ...; explicit lists (stride 0) hold it as list(color). It is made only when
-  // asked for (own()): on each of 65,536 ranks a 512-rank line would be 2 KiB, and the sim's
-  // split and group share one copy per line instead.
+  // asked for (own()): a large world would otherwise hold a copy of its line on every rank, and
+  // the sim's split and group share one copy per line instead.
   int size = 0;
   int first = 0;
   int stride = 0;
@@ -41,9 +41,9 @@ struct Layout {
   DIST_API bool own_is(const std::vector<int>& ranks) const;
   // The same for a list made from this layout (a backend's split, a line an earlier member
   // brought): by rule, its length and ends only, since a list made from the same rule is the
-  // whole progression and comparing it in full would read the line on each of its ranks (512
-  // ranks' worth on each of 65,536); explicit lists element by element.
-  DIST_API bool own_made_is(const std::vector<int>& ranks) const;
+  // whole progression and comparing it in full would read the whole line on each of its ranks;
+  // explicit lists element by element.
+  DIST_API bool own_is_from_this_layout(const std::vector<int>& ranks) const;
 };
 
 // A hash of explicit lists (new_subgroups_by_enumeration's fingerprint).

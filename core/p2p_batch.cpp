@@ -71,7 +71,7 @@ void match_self(const std::vector<P2POp>& ops, const std::vector<std::size_t>& s
 }  // namespace
 
 std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops) {
-  std::vector<core::Target> targets;
+  std::vector<core::ResolvedGroup> targets;
   std::vector<std::size_t> self;
   targets.reserve(ops.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {

@@ -21,7 +21,7 @@ std::string ranks_text(const std::vector<int>& ranks) {
 }
 }  // namespace
 
-Target resolve_group(const Group& group, const char* function) {
+ResolvedGroup resolve_group(const Group& group, const char* function) {
   if (!group.is_default() && group.state()->destroyed)
     throw NotInitialized(std::string(function) +
                          ": the group's world was ended by destroy_dist(); make groups again "
@@ -123,8 +123,8 @@ std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int 
   return counts;
 }
 
-Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
-                 const char* argument, bool receive, bool self) {
+ResolvedGroup check_p2p(const Buf& data, int peer, int tag, const Group& group,
+                        const char* function, const char* argument, bool receive, bool self) {
   const auto t = resolve_group(group, function);
   if (receive && peer == any_source) {
     if (!t.backend->receives_from_any_source())

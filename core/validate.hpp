@@ -16,7 +16,7 @@
 namespace dist::core {
 
 // A resolved group: the backend is null (and size 1) when not distributed.
-struct Target {
+struct ResolvedGroup {
   detail::GroupState* group = nullptr;
   BackendImpl* backend = nullptr;
   int size = 1;
@@ -25,7 +25,7 @@ struct Target {
 
 // Resolves `group` against the calling rank's context; a group the caller is not a member of,
 // or one that belongs to another rank or run, is an InvalidArgument.
-Target resolve_group(const Group& group, const char* function);
+ResolvedGroup resolve_group(const Group& group, const char* function);
 // `value` (a src/dst/peer argument) must be a rank of a group of `size` ranks.
 void check_rank(int value, int size, const char* function, const char* argument);
 // Resolves the op and checks it is defined for `dtype`.
@@ -47,8 +47,9 @@ std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int 
 // it, a non-negative tag, a buffer the backend reaches. Returns the resolved group. A receive
 // (`receive`) may name dist::any_source as its peer where the backend receives from any source;
 // with `self`, the peer may be the caller (batch_isend_irecv matches those itself).
-Target check_p2p(const Buf& data, int peer, int tag, const Group& group, const char* function,
-                 const char* argument, bool receive = false, bool self = false);
+ResolvedGroup check_p2p(const Buf& data, int peer, int tag, const Group& group,
+                        const char* function, const char* argument, bool receive = false,
+                        bool self = false);
 void check_tag(int tag, const char* function);
 // `part` and `whole` (the two buffers of `function`) must not share memory, except that `part` may
 // be exactly the caller's own slot of `whole`, starting at element `own_slot` (the in-place forms:

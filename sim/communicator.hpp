@@ -91,7 +91,7 @@ struct Comm {
   // Each member's next sequence number, by group rank: every rank bumps its own on every
   // collective. Ranks running at once keep theirs on cache lines of their own; one rank at a time
   // (deterministic mode) packs 8 to a line, so that a large world's counters mostly stay cached
-  // (a world's 65,536 take 512 KiB instead of 4 MiB).
+  // (an eighth of the memory of a line each).
   class SeqCounters {
    public:
     void assign(std::size_t members, bool own_lines) {

@@ -59,8 +59,8 @@ FiberStacks::~FiberStacks() {
 // boundary: its canary shares the top page of the stack below, and its own top ends a line below
 // the next boundary (where the next stack's canary is). A rank touches no page for its canary
 // alone, the check finds that page in the TLB (the rank below ran just before), and a stack of
-// depth d touches the pages of d bytes below a page boundary: 1.3 pages per rank fewer than
-// stacks shifted a line each (sim_scale at 65,536 ranks: 3.3 page faults per rank before).
+// depth d touches the pages of d bytes below a page boundary: fewer pages per rank than stacks
+// shifted a line each.
 void FiberStacks::map_slab() {
   const std::size_t lead = guarded_ ? 0 : page_;
   const std::size_t bytes = lead + step() * per_slab_;

@@ -139,10 +139,9 @@ void Fibers::start(int rank, const Hooks& hooks) {
 // Asks for the lines a resumed rank touches first, all at once: the switch's saved registers
 // below suspend()'s frame and the frames it returns through above (about 2 KiB in
 // bench/sim_scale). In a large world they are out of cache, and returning through them would miss
-// one line after another (65,536 ranks: 5.2 -> 4.9 us per rank-call). The upcoming rank's are
-// asked for during the running rank's turn, at its posts (prefetch_upcoming), into the outer
-// caches: asked for at the switch, they waited behind the resumed rank's own (65,536 ranks, 4
-// alternating rounds: 3.36 -> 3.30 us per rank-call under tcmalloc, 4.25 -> 4.14 under glibc).
+// one line after another. The upcoming rank's are asked for during the running rank's turn, at
+// its posts (prefetch_upcoming), into the outer caches: asked for at the switch, they waited
+// behind the resumed rank's own. (Figures: docs/benchmarks.md, sim at scale.)
 void Fibers::prefetch_frames(const Slot& slot, bool now) {
   if (!slot.sp) return;
   constexpr std::ptrdiff_t below = 192, above = 4096;

@@ -39,7 +39,7 @@ std::string Op::describe(std::size_t i) const {
   return calls[i].describe() + where;
 }
 
-bool Op::waits_out() const {
+bool Op::waits_to_timeout() const {
   if (arrived.count() == 0) return false;
   const Call& first = calls[arrived.first()];  // every arrival agrees with it (or the op failed)
   return first.kind == OpKind::barrier && first.tag == monitored_barrier_tag;

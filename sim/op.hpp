@@ -145,7 +145,7 @@ struct Op {
   std::vector<int> missing() const;  // participants that have not arrived (known ones)
   // A monitored barrier's op (its calls carry monitored_barrier_tag): it ends at its waiters'
   // timeout, naming who did not come, rather than failing once sim proves someone never will.
-  bool waits_out() const;
+  bool waits_to_timeout() const;
 };
 
 // The tag of a monitored barrier's calls (a barrier has no tag otherwise).

@@ -30,7 +30,7 @@ std::string fault_text(const Fault& f) {
   const std::string at = std::to_string(f.rank) + ", " + std::to_string(f.at_call);
   switch (f.kind) {
     case Fault::Kind::kill: return "Fault::kill(" + at + ")";
-    case Fault::Kind::delay:
+    case Fault::Kind::stall:
       return "Fault::stall(" + at + ", " + std::to_string(f.delay.count()) + "ms)";
     case Fault::Kind::fail: return "Fault::fail(" + at + ", \"" + f.message + "\")";
   }

@@ -190,8 +190,8 @@ std::shared_ptr<core::BackendImpl> SimBackend::member_of(const std::shared_ptr<C
 std::shared_ptr<core::BackendImpl> SimBackend::split_groups(const core::Layout& layout) {
   Call c;
   c.kind = OpKind::split_groups;
-  c.lists = layout.hash;
-  c.split_ranks = world_.shared_line(layout);
+  c.lists_hash = layout.hash;
+  c.split_ranks = world_.shared_rank_list(layout);
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
   return member_of(op->new_comms.at(static_cast<std::size_t>(rank_)));

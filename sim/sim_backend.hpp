@@ -30,8 +30,8 @@ class SimBackend final : public core::BackendImpl {
   bool receives_from_any_source() const override { return true; }
   std::shared_ptr<core::BackendImpl> split_groups(const core::Layout& layout) override;
   Work barrier() override;
-  // One barrier op (Op::waits_out) waited with the timeout: the members that had not arrived by
-  // then are named.
+  // One barrier op (Op::waits_to_timeout) waited with the timeout: the members that had not arrived
+  // by then are named.
   void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
   // new_group's timeout option: this group's waits end at it (the run's timeout when longer).
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }

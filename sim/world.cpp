@@ -52,7 +52,7 @@ World::World(const Cluster& cluster)
   const int n = cluster.world_size();
   spare_cores_ = n <= cores;
   yield_rounds_ = spare_cores_ ? 200 : n <= 8 * cores ? 16 : 0;
-  polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield measured slower (2 ranks)
+  polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield ran slower
   locked_ = deterministic() || trace_ || !cluster.faults.empty();
   stretch_ = std::max(1, n / 1024);
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
@@ -117,7 +117,7 @@ void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& cal
       case Fault::Kind::fail:
         call.injected_failure = f.message;
         break;
-      case Fault::Kind::delay:
+      case Fault::Kind::stall:
         if (deterministic()) {
           if (predictor_)
             predictor_->add_compute(rank,
@@ -169,7 +169,8 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   const std::size_t n = comm->members.size();
   // A rank keeps a spare op for small communicators only (one per rank sized by a large one
   // would make memory grow as ranks squared), and only in concurrent mode, where it spares an
-  // allocation under the gathering's gate: one rank at a time needs none (65,536 were 200 MiB).
+  // allocation under the gathering's gate: one rank at a time needs none (a large world's spares
+  // would hold memory for nothing).
   std::shared_ptr<Op>& spare = ranks_[static_cast<std::size_t>(rank)].spare;
   const bool keeps_spare = !deterministic() && n <= spare_limit;
   if (keeps_spare && (!spare || spare->calls.size() != n)) spare = op_pool_.take(n);
@@ -253,7 +254,7 @@ World::Arrival World::register_arrival(Op& op, std::size_t index, Call&& call) {
   }
   if (op.arrived.count() == op.arrived.size())
     return {Arrival::Kind::all_arrived, {}};
-  if (op.waits_out()) return {};
+  if (op.waits_to_timeout()) return {};
   // Only the first arrival looks for participants that have finished: a rank that finishes later
   // finds this op among its communicators' (World::finish).
   if (op.arrived.count() == 1)

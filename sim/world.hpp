@@ -70,10 +70,10 @@ class World {
   void enter(int rank);
   // The list a rank brings to a split by `layout` (its own line, number layout.color): the one
   // an earlier member brought when equal, so that a world's lines are made and held once, not
-  // once per rank while the split gathers (65,536 ranks on a 512-rank dimension: 128 MiB). A line
+  // once per rank while the split gathers (memory that grows as ranks × line length). A line
   // by rule is the same when its layout's fingerprint (the rule's parameters), length and ends
-  // are (Layout::own_made_is); explicit lists are compared in full.
-  std::shared_ptr<const std::vector<int>> shared_line(const core::Layout& layout);
+  // are (Layout::own_is_from_this_layout); explicit lists are compared in full.
+  std::shared_ptr<const std::vector<int>> shared_rank_list(const core::Layout& layout);
   // The k-th communicator the members of `ranks` (ranks of `parent`) make by themselves
   // (new_group with use_local_synchronization): made by the first member to ask, shared with the
   // others, forgotten once every member has it.
@@ -87,11 +87,12 @@ class World {
 
   // Blocks global rank `rank` until `op` completes; rethrows the op's error. `limit` (a group's or
   // Work::wait's timeout) shortens the run's timeout for this wait.
-  // `waits_out`: a wait a deadlock does not end (a monitored barrier's, Op::waits_out, or
-  // Work::wait's own timeout): it times out; any other wait that can never complete is a
-  // DeadlockError at once.
+  // `waits_to_timeout`: a wait a deadlock does not end (a monitored barrier's,
+  // Op::waits_to_timeout, or Work::wait's own timeout): it times out; any other wait that can never
+  // complete is a DeadlockError at once.
   void wait(int rank, const std::shared_ptr<Op>& op,
-            std::optional<std::chrono::milliseconds> limit = std::nullopt, bool waits_out = false);
+            std::optional<std::chrono::milliseconds> limit = std::nullopt,
+            bool waits_to_timeout = false);
   // Whether `op` has completed, after making progress on it; rethrows its error.
   bool test(int rank, const std::shared_ptr<Op>& op);
 
@@ -126,7 +127,7 @@ class World {
     std::optional<double> sleep_until_us;           // deterministic: stalled by a fault
     double deadline_us = 0;                         // deterministic: when its wait times out
     std::optional<std::chrono::milliseconds> wait_limit;  // deterministic: Work::wait's timeout
-    bool waits_out = false;  // blocked in a monitored barrier (see World::wait)
+    bool waits_to_timeout = false;  // blocked in a monitored barrier (see World::wait)
     // Deterministic: a collective was posted and the switch it owes the others has not happened
     // yet (post_collective leaves it to the wait, test or post that follows; any yield pays it).
     bool owes_yield = false;
@@ -197,9 +198,9 @@ class World {
 
   // The two ways of waiting (world_wait.cpp) and the deterministic scheduler.
   void wait_concurrent(int rank, const std::shared_ptr<Op>& op,
-                       std::optional<std::chrono::milliseconds> limit, bool waits_out);
+                       std::optional<std::chrono::milliseconds> limit, bool waits_to_timeout);
   void wait_deterministic(int rank, const std::shared_ptr<Op>& op,
-                          std::optional<std::chrono::milliseconds> limit, bool waits_out);
+                          std::optional<std::chrono::milliseconds> limit, bool waits_to_timeout);
   void yield(std::unique_lock<std::mutex>& lock, int rank);
   void pass_baton();
   int pick_ready();
@@ -209,12 +210,12 @@ class World {
   Cluster cluster_;
   std::chrono::steady_clock::time_point start_;
   mutable std::mutex mutex_;
-  std::mutex lines_mutex_;  // guards lines_ (shared_line)
+  std::mutex rank_lists_mutex_;  // guards rank_lists_ (shared_rank_list)
   struct Line {
     std::weak_ptr<const std::vector<int>> ranks;
     bool by_rule = false;
   };
-  std::map<std::pair<std::uint32_t, int>, Line> lines_;
+  std::map<std::pair<std::uint32_t, int>, Line> rank_lists_;
   struct LocalComm {  // local_comm's, until every member has taken it (under mutex_)
     std::shared_ptr<Comm> comm;
     std::size_t taken = 0;

@@ -85,7 +85,7 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
     if (op->arrived[static_cast<std::size_t>(i)]) {
       doomed.emplace_back(op, std::make_exception_ptr(DeadlockError(
                                   abandoned_message(*op, static_cast<std::size_t>(i), rank))));
-    } else if (op->waits_out()) {
+    } else if (op->waits_to_timeout()) {
       return;
     } else if (auto e = unreachable_error(*op)) {
       doomed.emplace_back(op, std::move(e));
@@ -115,7 +115,7 @@ void World::check_deadlock() {
   if (blocked_ == 0 || blocked_ + finished_ < size()) return;
   // A monitored barrier's waiters end at their deadline, naming the absent: not a deadlock yet.
   for (const auto& r : ranks_)
-    if (r.blocked && r.waits_out) return;
+    if (r.blocked && r.waits_to_timeout) return;
   for (const auto& op : runnable_)
     if (op->next_chunk.load() < op->plan.chunks) return;  // work is still waiting for hands
   std::vector<std::string> activities;

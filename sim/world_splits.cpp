@@ -8,11 +8,11 @@
 
 namespace dist::sim {
 
-std::shared_ptr<const std::vector<int>> World::shared_line(const core::Layout& layout) {
-  std::lock_guard lock(lines_mutex_);
-  auto& held = lines_[{layout.hash, layout.color}];
+std::shared_ptr<const std::vector<int>> World::shared_rank_list(const core::Layout& layout) {
+  std::lock_guard lock(rank_lists_mutex_);
+  auto& held = rank_lists_[{layout.hash, layout.color}];
   if (auto line = held.ranks.lock();
-      line && held.by_rule == layout.by_rule() && layout.own_made_is(*line))
+      line && held.by_rule == layout.by_rule() && layout.own_is_from_this_layout(*line))
     return line;
   auto line = std::make_shared<const std::vector<int>>(layout.own());
   held = {line, layout.by_rule()};
@@ -20,8 +20,8 @@ std::shared_ptr<const std::vector<int>> World::shared_line(const core::Layout& l
 }
 
 // The communicators of a split_groups op: one per list (each participant's call holds its line,
-// shared with the line's other members when theirs agree: shared_line), made by the list's first
-// member's entry and shared by every member's.
+// shared with the line's other members when theirs agree: shared_rank_list), made by the list's
+// first member's entry and shared by every member's.
 void World::make_layout_comms(Op& op, bool locked) {
   std::unique_lock<std::mutex> lock;
   if (!locked) lock = lock_fabric();

@@ -71,9 +71,9 @@ bool World::test(int rank, const std::shared_ptr<Op>& op) {
 }
 
 void World::wait(int rank, const std::shared_ptr<Op>& op,
-                 std::optional<std::chrono::milliseconds> limit, bool waits_out) {
-  if (deterministic()) wait_deterministic(rank, op, limit, waits_out);
-  else wait_concurrent(rank, op, limit, waits_out);
+                 std::optional<std::chrono::milliseconds> limit, bool waits_to_timeout) {
+  if (deterministic()) wait_deterministic(rank, op, limit, waits_to_timeout);
+  else wait_concurrent(rank, op, limit, waits_to_timeout);
 }
 
 // One look at `op` without the lock: finished (its error rethrown), one of its chunks run, every
@@ -135,7 +135,7 @@ bool World::poll_and_yield(Op& op) {
 }
 
 void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op,
-                            std::optional<std::chrono::milliseconds> limit, bool waits_out) {
+                            std::optional<std::chrono::milliseconds> limit, bool waits_to_timeout) {
   if (poll(*op) == Poll::finished) return;
   OpPool::release_retired();  // while the others are still coming
   if ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op)) return;
@@ -159,7 +159,7 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op,
       continue;
     }
     me.waiting_on = op;
-    me.waits_out = waits_out;
+    me.waits_to_timeout = waits_to_timeout;
     ++blocked_;
     me.blocked.store(true);
     // A last look after raising the flag: a rank completing or failing the op without the lock
@@ -185,7 +185,8 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op,
 }
 
 void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
-                               std::optional<std::chrono::milliseconds> limit, bool waits_out) {
+                               std::optional<std::chrono::milliseconds> limit,
+                               bool waits_to_timeout) {
   const auto inside = in_fabric(rank);
   const double entered = predictor_ ? predictor_->clock(rank) : 0;
   std::unique_lock lock(mutex_);
@@ -209,7 +210,7 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
     const auto timeout = within(limit, cluster_.timeout);
     me.deadline_us = virtual_us_ + std::chrono::duration<double, std::micro>(timeout).count();
     me.wait_limit = limit;
-    me.waits_out = waits_out;
+    me.waits_to_timeout = waits_to_timeout;
     ++blocked_;
     pass_baton();
     await_baton(lock, rank);
@@ -316,8 +317,8 @@ void World::pass_baton() {
 // runs stretches of consecutive ready ranks (in rank order, from the one passing the baton)
 // between such draws, each stretch's length drawn too (on average ranks / 1,024): every rank can
 // still come next and a seed still replays one order, while the ranks' stacks and states are
-// visited mostly in memory order, which makes a switch cheaper in large worlds (65,536 ranks:
-// 3.6 s instead of 6.0 s in bench/sim_scale).
+// visited mostly in memory order, which makes a switch cheaper in large worlds (bench/sim_scale
+// measures it: docs/benchmarks.md).
 int World::pick_ready() {
   // Predicting: the rank with the earliest clock, so the model sees calls in time order (the
   // predictor's ready ranks are ready_'s, both kept by refresh_ready).
@@ -344,7 +345,7 @@ bool World::advance_virtual_clock() {
   const bool stuck = !any_sleeper && blocked_ + finished_ == size();
   const auto times_out = [stuck](const RankState& s) {
     return s.blocked && s.waiting_on && s.waiting_on->state.load() == Op::State::gathering &&
-           (!stuck || s.waits_out);
+           (!stuck || s.waits_to_timeout);
   };
   double next = std::numeric_limits<double>::infinity();
   for (const auto& s : ranks_) {

@@ -85,9 +85,9 @@ std::string_view differing_field(const CallDesc& a, const CallDesc& b) {
   if (has_data(a.kind) && a.count != b.count) return "count";
   if (root_name(a.kind) && a.root != b.root) return root_name(a.kind);
   if (has_op(a.kind) && a.op != b.op) return "op";
-  if (a.kind == CallKind::split && a.lists != b.lists) return "ranks";
-  if (a.kind == CallKind::split_groups && a.lists != b.lists) return "groups";
-  if (a.kind == CallKind::all_gather_v && a.lists != b.lists) return "counts";
+  if (a.kind == CallKind::split && a.lists_hash != b.lists_hash) return "ranks";
+  if (a.kind == CallKind::split_groups && a.lists_hash != b.lists_hash) return "groups";
+  if (a.kind == CallKind::all_gather_v && a.lists_hash != b.lists_hash) return "counts";
   return {};
 }
 

@@ -30,8 +30,8 @@ enum class CallKind : std::uint8_t {
   recv,
   all_gather_v,
   all_to_all_v,  // with split sizes, which differ between ranks: its count is 0
-  split_groups   // every group of a layout at once (new_subgroups, a mesh dim): `lists` hashes it
-};               // (keep split_groups last: call_kind_count counts up to it)
+  split_groups  // every group of a layout at once (new_subgroups, a mesh dim), hashed in lists_hash
+};              // (keep split_groups last: call_kind_count counts up to it)
 inline constexpr int call_kind_count = static_cast<int>(CallKind::split_groups) + 1;
 // "all_reduce", ...; split reads "new_group", split_groups "new_subgroups".
 DIST_API std::string_view to_string(CallKind kind);
@@ -39,15 +39,15 @@ inline bool is_p2p(CallKind k) { return k == CallKind::send || k == CallKind::re
 
 // One rank's side of a call, trivially copyable (sent as raw bytes, kept in the flight recorder).
 // `root` is the root of a rooted collective (group rank), a p2p call's peer; `count` the element
-// count the participants must agree on; `lists` a hash of a split's rank list or all_gather_v's
-// counts (0: none), for checks that cannot carry the lists themselves.
+// count the participants must agree on; `lists_hash` a hash of a split's rank list or
+// all_gather_v's counts (0: none), for checks that cannot carry the lists themselves.
 struct CallDesc {
   CallKind kind = CallKind::barrier;
   DType dtype = DType::uint8;
   ReduceOp op = ReduceOp::sum;
   std::int32_t root = -1;
   std::int32_t tag = 0;
-  std::uint32_t lists = 0;  // 32 bits: sim's Call (which extends this) stays two cache lines
+  std::uint32_t lists_hash = 0;  // 32 bits: sim's Call (which extends this) stays two cache lines
   std::uint64_t count = 0;
 };
 
@@ -81,9 +81,9 @@ inline std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& c) {
                              std::uint64_t{static_cast<std::uint32_t>(c.root)} << 32;
   std::uint64_t h = (chain ^ 0x9e3779b97f4a7c15ULL ^ head) * prime;
   h = (h ^ c.count) * prime;
-  return (h ^ c.lists) * prime;
+  return (h ^ c.lists_hash) * prime;
 }
-// A hash of a list, for CallDesc::lists (never 0).
+// A hash of a list, for CallDesc::lists_hash (never 0).
 DIST_API std::uint32_t hash_list(std::span<const std::uint64_t> values);
 
 // How errors name a group made by new_group: "group {0, 2}" (its world ranks). The world group

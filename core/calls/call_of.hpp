@@ -35,12 +35,12 @@ inline CallDesc reduce_scatter(const Buf& output, ReduceOp op) {
 inline CallDesc all_to_all(const Buf& input) {
   return make_call(CallKind::all_to_all, input.dtype, input.count);
 }
-// The counts every rank must give alike are hashed into `lists`.
+// The counts every rank must give alike are hashed into `lists_hash`.
 inline CallDesc all_gather_v(const Buf& input, const Buf& output,
                              std::span<const std::size_t> counts) {
   CallDesc d = make_call(CallKind::all_gather_v, input.dtype, output.count);
   const std::vector<std::uint64_t> values(counts.begin(), counts.end());
-  d.lists = hash_list(values);
+  d.lists_hash = hash_list(values);
   return d;
 }
 // The splits differ between ranks: only the kind and dtype must agree.
@@ -48,11 +48,11 @@ inline CallDesc all_to_all_v(const Buf& input) {
   return make_call(CallKind::all_to_all_v, input.dtype);
 }
 inline CallDesc barrier() { return make_call(CallKind::barrier); }
-// new_group's list, hashed into `lists`.
+// new_group's list, hashed into `lists_hash`.
 inline CallDesc split(const std::vector<int>& ranks) {
   CallDesc d = make_call(CallKind::split);
   const std::vector<std::uint64_t> values(ranks.begin(), ranks.end());
-  d.lists = hash_list(values);
+  d.lists_hash = hash_list(values);
   return d;
 }
 inline CallDesc send(const Buf& data, int dst, int tag) {

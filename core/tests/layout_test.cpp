@@ -113,18 +113,18 @@ TEST(Layout, ALargeMeshsLineIsComputedNotSearched) {
   EXPECT_FALSE(layout.own_is(line));
   // A list made from the rule is checked by its length and ends only.
   line = layout.list(127);
-  EXPECT_TRUE(layout.own_made_is(line));
+  EXPECT_TRUE(layout.own_is_from_this_layout(line));
   line.back() += 1;
-  EXPECT_FALSE(layout.own_made_is(line));
+  EXPECT_FALSE(layout.own_is_from_this_layout(line));
   line = layout.list(126);
-  EXPECT_FALSE(layout.own_made_is(line));
+  EXPECT_FALSE(layout.own_is_from_this_layout(line));
   line.pop_back();
-  EXPECT_FALSE(layout.own_made_is(line));
+  EXPECT_FALSE(layout.own_is_from_this_layout(line));
   // Explicit lists in full.
   const auto listed =
       dist::core::listed_layout(std::make_shared<const Lists>(Lists{{0, 1, 2}, {3, 4, 5}}), 4);
-  EXPECT_TRUE(listed.own_made_is({3, 4, 5}));
-  EXPECT_FALSE(listed.own_made_is({3, 0, 5}));
+  EXPECT_TRUE(listed.own_is_from_this_layout({3, 4, 5}));
+  EXPECT_FALSE(listed.own_is_from_this_layout({3, 0, 5}));
 }
 
 }  // namespace

@@ -21,8 +21,8 @@ struct SubgroupsState;  // core/subgroups.cpp
 
 // Every group of a layout, as new_subgroups returns them: the caller's own group, and the others
 // (groups it is not a member of: their ranks, no backend) made when asked for, from the layout's
-// rule. A rank holds O(1) of them whatever the world (8,192 subgroups of a 65,536-rank world cost
-// no rank a list of 8,192 groups); to_vector() makes them all.
+// rule. A rank holds O(1) of them whatever the world (no rank holds a list of every subgroup);
+// to_vector() makes them all.
 class DIST_API Subgroups {
  public:
   class iterator {

@@ -34,7 +34,7 @@ enum class Schedule { concurrent, deterministic };
 struct Fault {
   enum class Kind : std::uint8_t {
     kill,   // the rank throws RankFailure at that call (its peers get RankFailure naming it)
-    delay,  // the rank stalls for `delay` before making that call
+    stall,  // the rank stalls for `delay` before making that call
     fail,   // that collective fails with BackendError(message) on every participant
   };
   Kind kind = Kind::kill;
@@ -45,7 +45,7 @@ struct Fault {
 
   static Fault kill(int rank, int at_call) { return {Kind::kill, rank, at_call, {}, {}}; }
   static Fault stall(int rank, int at_call, std::chrono::milliseconds delay) {
-    return {Kind::delay, rank, at_call, delay, {}};
+    return {Kind::stall, rank, at_call, delay, {}};
   }
   static Fault fail(int rank, int at_call, std::string message = "injected failure") {
     return {Kind::fail, rank, at_call, {}, std::move(message)};
@@ -73,7 +73,7 @@ struct Cluster {
   std::vector<int> trace_ranks{};
   // Deterministic mode runs every rank as a fiber (Boost.Context) of one OS thread, switched at
   // communication points, so a world is bounded by memory rather than by the OS's thread limits
-  // (65,536 ranks run on an ordinary machine). false runs them as threads, one at a time, as
+  // (docs/benchmarks.md: sim at scale). false runs them as threads, one at a time, as
   // concurrent mode does without the schedule: needed only when a rank blocks its thread on
   // another thread that acts as that rank (a ScopedRank helper it joins).
   bool fibers = true;

@@ -253,7 +253,7 @@ std::shared_ptr<core::BackendImpl> MpiBackend::split(const std::vector<int>& ran
   const auto it = std::find(ranks.begin(), ranks.end(), rank());
   const bool member = it != ranks.end();
   return split_by_color(member ? 0 : -1, member ? static_cast<int>(it - ranks.begin()) : 0, ranks,
-                        false, call_of::split(ranks).lists, core::CallKind::split);
+                        false, call_of::split(ranks).lists_hash, core::CallKind::split);
 }
 
 // color = the index of this rank's list, key = its position there.
@@ -309,7 +309,7 @@ std::shared_ptr<core::BackendImpl> MpiBackend::split_by_color(int color, int key
   // MPI_Comm_split blocks without a deadline: the ranks first agree on the split, with one, so
   // it starts only once every member has arrived with the same call.
   core::CallDesc call = core::make_call(kind);
-  call.lists = lists;
+  call.lists_hash = lists;
   collective(call, {}).wait();
   if (color < 0) color = MPI_UNDEFINED;
   MPI_Comm child = MPI_COMM_NULL;

@@ -93,7 +93,7 @@ class Communicator {
   // Waits (as wait_until) until every operation enqueued on the stream has finished.
   void wait_idle(const Operation& op);
   // A completion event for a Work (created without timing), reused once given back: creating and
-  // destroying one per operation cost about 0.4 us (H100). Throws BackendError on a CUDA error.
+  // destroying one per operation costs a call's time again. Throws BackendError on a CUDA error.
   cudaEvent_t take_event(const Operation& op);
   void give_event(cudaEvent_t event) noexcept;
   // Aborts the communicator (its pending operations fail); later calls raise BackendError.

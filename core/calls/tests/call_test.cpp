@@ -51,8 +51,8 @@ TEST(CallDesc, NamesTheFirstFieldThatDiffers) {
             "");
   CallDesc a = make_call(CallKind::all_gather_v, DType::int8, 3), b = a;
   const std::vector<std::uint64_t> one{1, 2}, two{2, 1};
-  a.lists = hash_list(one);
-  b.lists = hash_list(two);
+  a.lists_hash = hash_list(one);
+  b.lists_hash = hash_list(two);
   EXPECT_EQ(differing_field(a, b), "counts");
 }
 

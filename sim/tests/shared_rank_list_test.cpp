@@ -1,5 +1,5 @@
 // A split by layout holds each line once: the ranks of a line that bring the same list share the
-// first one's copy (World::shared_line), and a rank whose list differs keeps its own.
+// first one's copy (World::shared_rank_list), and a rank whose list differs keeps its own.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -25,28 +25,28 @@ TEST(SharedLine, RanksOfOneLineShareOneListAndADifferentListIsKeptApart) {
       .nodes = 1, .ranks_per_node = 8, .schedule = dist::sim::Schedule::deterministic};
   dist::sim::World world(cluster);
   const std::vector<int> line{1, 3, 5, 7};
-  const auto first = world.shared_line(rule_layout(1));
-  const auto second = world.shared_line(rule_layout(5));
+  const auto first = world.shared_rank_list(rule_layout(1));
+  const auto second = world.shared_rank_list(rule_layout(5));
   EXPECT_EQ(first.get(), second.get());
   EXPECT_EQ(*first, line);
   // Another line or another layout: a list of their own.
-  EXPECT_EQ(*world.shared_line(rule_layout(2)), (std::vector<int>{0, 2, 4, 6}));
-  EXPECT_NE(world.shared_line(rule_layout(2)).get(), first.get());
-  EXPECT_NE(world.shared_line(dist::core::strided_layout(8, 2, 2, 1)).get(), first.get());
+  EXPECT_EQ(*world.shared_rank_list(rule_layout(2)), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_NE(world.shared_rank_list(rule_layout(2)).get(), first.get());
+  EXPECT_NE(world.shared_rank_list(dist::core::strided_layout(8, 2, 2, 1)).get(), first.get());
   // A rank that disagrees with its line under the same fingerprint (explicit lists, or a rule
   // where a listed line was): a list of its own, and the shared one is never changed.
   auto odd = listed({{0, 2, 4, 6}, {1, 3, 5, 7}}, 3);
-  const auto listed_first = world.shared_line(odd);
+  const auto listed_first = world.shared_rank_list(odd);
   EXPECT_EQ(*listed_first, line);
   auto wrong = listed({{0, 2, 4, 6}, {1, 3, 5}}, 3);
   wrong.hash = odd.hash;
-  EXPECT_NE(world.shared_line(wrong).get(), listed_first.get());
-  EXPECT_EQ(*world.shared_line(wrong), (std::vector<int>{1, 3, 5}));
-  EXPECT_EQ(world.shared_line(odd).get(), world.shared_line(odd).get());
+  EXPECT_NE(world.shared_rank_list(wrong).get(), listed_first.get());
+  EXPECT_EQ(*world.shared_rank_list(wrong), (std::vector<int>{1, 3, 5}));
+  EXPECT_EQ(world.shared_rank_list(odd).get(), world.shared_rank_list(odd).get());
   auto ruled = rule_layout(3);
   ruled.hash = odd.hash;
-  EXPECT_EQ(*world.shared_line(ruled), line);
-  EXPECT_NE(world.shared_line(ruled).get(), world.shared_line(odd).get());
+  EXPECT_EQ(*world.shared_rank_list(ruled), line);
+  EXPECT_NE(world.shared_rank_list(ruled).get(), world.shared_rank_list(odd).get());
   EXPECT_EQ(*first, line) << "a shared list is never changed";
 }
 
