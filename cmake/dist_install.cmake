@@ -22,7 +22,7 @@ else()
   set(dist_installed_benchmark "")
   set(DIST_WITH_BENCHMARK OFF)
 endif()
-install(TARGETS dist_core dist_sim dist_real ${dist_installed_backends} ${dist_installed_benchmark}
+install(TARGETS dist_core dist_model dist_sim dist_real ${dist_installed_backends} ${dist_installed_benchmark}
         EXPORT distTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -107,7 +107,7 @@ struct Comm {
   SeqCounters next_seq;
   // The collectives still gathering arrivals, and the gate that guards them and their ops'
   // arrivals (calls, arrived) until every participant has arrived. Ranks post collectives
-  // through the gate alone (world.cpp).
+  // through the gate alone (matcher.cpp).
   Gathering gathering;
   // Unmatched p2p ops by (src, dst, tag) in group ranks, oldest first.
   using Channel = std::tuple<int, int, int>;

@@ -138,6 +138,9 @@ struct Op {
   std::vector<std::shared_ptr<Comm>> new_comms;  // split_groups': each participant's (or null)
   Op* shelved_next = nullptr;  // the next op on the pool's shelf of its size (op_pool.cpp)
 
+  // Moves the op from gathering or ready (still open) to `to` (done or failing); false when
+  // another rank closed it first.
+  bool close(State to);
   // The index of global rank `rank` among the participants, or -1.
   int index_of(int rank) const;
   // "all_reduce(op=sum, float32 x 8) on world, #3" from participant i's point of view.
@@ -147,6 +150,14 @@ struct Op {
   // timeout, naming who did not come, rather than failing once sim proves someone never will.
   bool waits_to_timeout() const;
 };
+
+inline bool Op::close(State to) {
+  auto s = state.load();
+  do {
+    if (s != State::gathering && s != State::ready) return false;
+  } while (!state.compare_exchange_weak(s, to));
+  return true;
+}
 
 // The tag of a monitored barrier's calls (a barrier has no tag otherwise).
 inline constexpr std::int32_t monitored_barrier_tag = 1;

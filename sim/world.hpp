@@ -2,6 +2,9 @@
 // posted calls into ops. Ranks post calls and wait on ops; a waiting rank executes chunks of any
 // ready op; a rank that would block is checked for deadlock, and waits have deadlines. In
 // deterministic mode a seeded scheduler passes a baton so one rank runs at a time.
+// World's methods are defined by part, each in its own file (docs/architecture.md, "sim's
+// parts"): world.cpp, matcher.cpp, matcher_p2p.cpp, splits.cpp, executor.cpp, waiting.cpp,
+// scheduler.cpp, failure_detector.cpp.
 #pragma once
 
 #include <algorithm>
@@ -23,9 +26,9 @@
 #include "core/layout.hpp"
 #include "dist/sim.hpp"
 #include "sim/communicator.hpp"
-#include "sim/model/predictor.hpp"
 #include "sim/op.hpp"
 #include "sim/op_pool.hpp"
+#include "sim/predictor.hpp"
 #include "sim/ready_set.hpp"
 #include "sim/trace.hpp"
 
@@ -113,7 +116,7 @@ class World {
     std::condition_variable cv;
     bool started = false;
     // Written under the fabric's lock, read without it too: a rank that completes or fails an
-    // op outside the lock wakes its blocked participants (wake(), world.cpp).
+    // op outside the lock wakes its blocked participants (wake(), executor.cpp).
     std::atomic<bool> blocked{false};
     std::atomic<bool> finished{false};
     std::exception_ptr error;  // how it finished (set before `finished`)
@@ -132,7 +135,7 @@ class World {
     // yet (post_collective leaves it to the wait, test or post that follows; any yield pays it).
     bool owes_yield = false;
     // Concurrent mode: the CPU it last ran on in the fabric (a waiter yields to a participant
-    // on its own CPU, world_wait.cpp).
+    // on its own CPU, waiting.cpp).
     std::atomic<int> cpu{-1};
   };
 
@@ -145,6 +148,8 @@ class World {
   };
 
   bool deterministic() const { return cluster_.schedule == Schedule::deterministic; }
+
+  // State and lifecycle (world.cpp).
   // The fabric's lock for the calls' hot paths (posting, completing, blocking): spins first when
   // every rank has a core.
   std::unique_lock<std::mutex> lock_fabric();
@@ -164,48 +169,58 @@ class World {
   };
   InFabric in_fabric(int rank);
   std::shared_ptr<Comm> make_comm(std::string name, std::vector<int> members);
-  // Refuses a call into the fabric from a thread that is not the fiber ranks' (a ScopedRank
-  // helper thread of a fiber run), which could never get the baton.
-  void check_thread(int rank) const;
-  // Deterministic mode: whether `rank` can run now, kept in ready_ after each change of its flags.
-  void refresh_ready(int rank);
-  void apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call);
+
+  // Matching (matcher.cpp: collectives; matcher_p2p.cpp: sends and receives).
   // `locked`: whether the caller holds the fabric's lock (always in locked_ mode and for p2p;
   // a collective posted in the lock-free mode does not).
   Arrival register_arrival(Op& op, std::size_t index, Call&& call);
   void settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arrival, bool locked);
-  std::exception_ptr unreachable_error(const Op& op) const;
+  void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
   // post_p2p's matching (under the fabric's lock): the unmatched op a send or recv completes.
   std::shared_ptr<Op> match_send(Comm& comm, int src, int dst, int tag);
   std::shared_ptr<Op> match_recv(Comm& comm, int dst, int src, int tag);
-  void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
+
+  // Splits (splits.cpp).
   void make_layout_comms(Op& op, bool locked);
   static void release_lists(Op& op);  // frees the calls' split lists once the split is made
+
+  // Execution (executor.cpp).
   bool run_inline(Op& op);
   void publish_chunks(const std::shared_ptr<Op>& op, bool locked);
   void fail(Op& op, std::exception_ptr error, bool locked);
   void complete(Op& op, bool locked);
   void wake(const Op& op, bool locked);
-  void check_deadlock();
-  void fail_on_timeout(const std::shared_ptr<Op>& op, int rank, std::chrono::milliseconds after);
   bool execute_chunk(Op& op);
+  std::shared_ptr<Op> next_runnable();
   enum class Poll { waiting, worked, claimed, finished };
   Poll poll(Op& op);
+
+  // Waiting in concurrent mode (waiting.cpp).
   bool spin(int rank, Op& op);
   bool poll_and_yield(Op& op);
-  std::shared_ptr<Op> next_runnable();
-  std::string rank_activity(int rank) const;
-
-  // The two ways of waiting (world_wait.cpp) and the deterministic scheduler.
   void wait_concurrent(int rank, const std::shared_ptr<Op>& op,
                        std::optional<std::chrono::milliseconds> limit, bool waits_to_timeout);
+
+  // The deterministic scheduler (scheduler.cpp).
   void wait_deterministic(int rank, const std::shared_ptr<Op>& op,
                           std::optional<std::chrono::milliseconds> limit, bool waits_to_timeout);
+  // Refuses a call into the fabric from a thread that is not the fiber ranks' (a ScopedRank
+  // helper thread of a fiber run), which could never get the baton.
+  void check_thread(int rank) const;
+  // Whether `rank` can run now, kept in ready_ after each change of its flags.
+  void refresh_ready(int rank);
   void yield(std::unique_lock<std::mutex>& lock, int rank);
   void pass_baton();
   int pick_ready();
   bool advance_virtual_clock();
   void await_baton(std::unique_lock<std::mutex>& lock, int rank);
+
+  // Failure detection and injected faults (failure_detector.cpp).
+  void apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call);
+  std::exception_ptr unreachable_error(const Op& op) const;
+  void check_deadlock();
+  void fail_on_timeout(const std::shared_ptr<Op>& op, int rank, std::chrono::milliseconds after);
+  std::string rank_activity(int rank) const;
 
   Cluster cluster_;
   std::chrono::steady_clock::time_point start_;

@@ -1,4 +1,4 @@
-// The lock-free posting of collectives (world.cpp): a communicator's gathering ops, and the races
+// The lock-free posting of collectives (matcher.cpp): a communicator's gathering ops, and the races
 // between ranks arriving through the gate, ranks finishing, failing and blocking, repeated so
 // that the interleavings the OS picks vary; and how a communicator finds a member's group rank.
 #include <gmock/gmock.h>

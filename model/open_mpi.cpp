@@ -2,7 +2,7 @@
 // binomial tree to rank 0, each round's receivers combining the whole buffer, then a binomial
 // broadcast back down; reduce the same tree up; reduce_scatter that reduce, then rank 0 sends
 // each rank its share. A tree's rank only sends or only receives in a round.
-#include "sim/model/open_mpi.hpp"
+#include "model/open_mpi.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // The terms of a group on a network (terms.hpp).
-#include "sim/model/terms.hpp"
+#include "model/terms.hpp"
 
 #include <algorithm>
 

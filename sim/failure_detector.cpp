@@ -1,7 +1,9 @@
-// How the fabric turns a stuck state into an error: a rank that finished (returned or failed)
-// fails the ops it can no longer join, every live rank blocked with no progress possible is a
-// deadlock, and a wait past the cluster's timeout fails its op with a TimeoutError.
+// Failure detection: how the fabric turns a stuck state into an error. A rank that finished
+// (returned or failed) fails the ops it can no longer join, every live rank blocked with no
+// progress possible is a deadlock, and a wait past the cluster's timeout fails its op with a
+// TimeoutError. The injected faults (Cluster::faults) are applied here too.
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -150,6 +152,38 @@ void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank,
         timeout_message(*op, static_cast<std::size_t>(i), rank, after), op->missing()));
   }
   fail(*op, std::move(error), true);
+}
+
+void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call) {
+  if (cluster_.faults.empty()) return;  // the call count serves the faults only
+  const int k = ++ranks_[static_cast<std::size_t>(rank)].calls;
+  for (const Fault& f : cluster_.faults) {
+    if (f.rank != rank || f.at_call != k) continue;
+    switch (f.kind) {
+      case Fault::Kind::kill:
+        throw RankFailure("rank " + std::to_string(rank) +
+                              " was killed by an injected fault at its call #" + std::to_string(k) +
+                              ", " + call.describe(),
+                          rank);
+      case Fault::Kind::fail: call.injected_failure = f.message; break;
+      case Fault::Kind::stall:
+        if (deterministic()) {
+          if (predictor_)
+            predictor_->add_compute(rank,
+                                    std::chrono::duration<double, std::micro>(f.delay).count());
+          ranks_[static_cast<std::size_t>(rank)].sleep_until_us =
+              virtual_us_ + std::chrono::duration<double, std::micro>(f.delay).count();
+          refresh_ready(rank);
+          pass_baton();
+          await_baton(lock, rank);
+        } else {
+          lock.unlock();
+          std::this_thread::sleep_for(f.delay);
+          lock.lock();
+        }
+        break;
+    }
+  }
 }
 
 }  // namespace dist::sim

@@ -6,7 +6,7 @@
 #include "core/context.hpp"
 #include "dist/errors.hpp"
 #include "dist/predict.hpp"
-#include "sim/model/cost.hpp"
+#include "model/cost.hpp"
 #include "sim/sim_backend.hpp"
 
 namespace dist::sim {

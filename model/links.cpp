@@ -1,9 +1,9 @@
 // Point-to-point transfers of the network model over ranks' ports and nodes' NICs.
-#include "sim/model/links.hpp"
+#include "model/links.hpp"
 
 #include <algorithm>
 
-#include "sim/model/cost.hpp"
+#include "model/cost.hpp"
 
 namespace dist::sim::model {
 

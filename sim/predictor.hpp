@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "dist/predict.hpp"
-#include "sim/model/cost.hpp"
-#include "sim/model/links.hpp"
+#include "model/cost.hpp"
+#include "model/links.hpp"
 #include "sim/op.hpp"
 
 namespace dist::sim::model {

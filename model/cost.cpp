@@ -1,13 +1,13 @@
 // The collective algorithms of the network model: NCCL's, and where Network::algorithms says so
 // Open MPI's trees (open_mpi.hpp). docs/prediction.md has the formulas.
-#include "sim/model/cost.hpp"
+#include "model/cost.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
-#include "sim/model/open_mpi.hpp"
-#include "sim/model/terms.hpp"
+#include "model/open_mpi.hpp"
+#include "model/terms.hpp"
 
 namespace dist::sim::model {
 

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "core/calls/call.hpp"
-#include "sim/model/cost.hpp"
-#include "sim/model/terms.hpp"
+#include "model/cost.hpp"
+#include "model/terms.hpp"
 
 namespace dist::sim::model {
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "dist/network.hpp"
-#include "sim/model/cost.hpp"
+#include "model/cost.hpp"
 
 namespace dist::sim::model {
 

@@ -1,13 +1,13 @@
 // The network model's clocks and report (see predictor.hpp).
-#include "sim/model/predictor.hpp"
+#include "sim/predictor.hpp"
 
 #include <time.h>
 
 #include <algorithm>
 
 #include "core/backend_impl.hpp"
+#include "model/cost.hpp"
 #include "sim/communicator.hpp"
-#include "sim/model/cost.hpp"
 
 namespace dist::sim::model {
 
