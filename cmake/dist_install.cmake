@@ -8,10 +8,11 @@ install(DIRECTORY include/dist DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # dist_real: a consumer's link line needs them (and Gloo and MPI, when built with them, which
 # distConfig.cmake finds).
 # A shared build links them into libdist_real.so instead, and installs none of them.
+# The network model (dist_model) is static in the same way, linked by dist_sim.
 if(BUILD_SHARED_LIBS)
   set(dist_installed_backends "")
 else()
-  set(dist_installed_backends ${DIST_BACKEND_TARGETS})
+  set(dist_installed_backends ${DIST_BACKEND_TARGETS} dist_model)
 endif()
 # dist::benchmark (<dist/benchmark.hpp>'s interface target) when Google Benchmark was found; the
 # package's config then finds Google Benchmark too.
@@ -22,7 +23,7 @@ else()
   set(dist_installed_benchmark "")
   set(DIST_WITH_BENCHMARK OFF)
 endif()
-install(TARGETS dist_core dist_model dist_sim dist_real ${dist_installed_backends} ${dist_installed_benchmark}
+install(TARGETS dist_core dist_sim dist_real ${dist_installed_backends} ${dist_installed_benchmark}
         EXPORT distTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -24,9 +24,10 @@ list(JOIN DIST_PC_BACKENDS ", " DIST_PC_BACKENDS)
 
 if(NOT BUILD_SHARED_LIBS)
   set(DIST_PC_CORE_PRIVATE "-pthread")
-  # The fibers of deterministic runs: a static dist_sim needs Boost.Context at every link (in
-  # Libs, as a consumer of dist-sim links the archive whether or not it asks for --static).
-  set(DIST_PC_SIM_LIBS "-lboost_context")
+  # The network model's archive and the fibers of deterministic runs (Boost.Context): a static
+  # dist_sim needs both at every link (in Libs, as a consumer of dist-sim links the archive
+  # whether or not it asks for --static).
+  set(DIST_PC_SIM_LIBS "-ldist_model -lboost_context")
   set(real_private "")
   foreach(t IN LISTS backend_targets)
     list(APPEND real_private "-l${t}")
