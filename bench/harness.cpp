@@ -9,10 +9,10 @@
 #include <stdexcept>
 
 #include "bench/register.hpp"
-#include "dist/bench_timing.hpp"
-#include "dist/bus_bandwidth.hpp"
+#include "bench/timing.hpp"
+#include "dist/bench/bus_bandwidth.hpp"
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "real/registry.hpp"
 #include "real/testing.hpp"
 

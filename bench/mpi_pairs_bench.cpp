@@ -17,9 +17,9 @@
 
 #include "bench/layer_sides.hpp"
 #include "bench/mpi_timing.hpp"
-#include "dist/bench_timing.hpp"
+#include "bench/timing.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 namespace {
 

@@ -16,7 +16,7 @@
 
 #include "bench/proc_results.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "dist/bench_timing.hpp"
-#include "dist/bus_bandwidth.hpp"
+#include "bench/timing.hpp"
+#include "dist/bench/bus_bandwidth.hpp"
 
 namespace dist::bench {
 

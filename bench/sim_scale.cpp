@@ -20,7 +20,7 @@
 
 #include "bench/sim_scale_program.hpp"
 #include "bench/sim_scale_report.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 namespace dist::bench {
 namespace {

@@ -75,7 +75,7 @@ Work barrier_work(const Group& group) {
 }
 }  // namespace
 
-Work barrier_async(const Group& group) { return detail::issued(barrier_work(group)); }
+Work barrier_async(const Group& group) { return detail::track_unwaited(barrier_work(group)); }
 
 void barrier(const Group& group) { barrier_work(group).wait(); }
 

@@ -94,8 +94,9 @@ std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops) {
     core::BackendImpl& backend = *targets[i].backend;
     if (op.peer == targets[i].rank) works.emplace_back();  // copied above: complete
     else if (op.kind == P2POp::Kind::isend)
-      works.push_back(detail::issued_send(backend.send(op.data, op.peer, op.tag), op.data));
-    else works.push_back(detail::issued(core::post_recv(backend, op.data, op.peer, op.tag)));
+      works.push_back(detail::track_unwaited_send(backend.send(op.data, op.peer, op.tag), op.data));
+    else
+      works.push_back(detail::track_unwaited(core::post_recv(backend, op.data, op.peer, op.tag)));
   }
   return works;
 }

@@ -40,14 +40,14 @@ void all_reduce(Tensor& data, OpArg op, const Group& group) {
   all_reduce_async(data, std::move(op), group).wait();
 }
 Work all_reduce_async(Tensor& data, OpArg op, const Group& group) {
-  return detail::issued(detail::all_reduce(detail::buffer_of(data), op, group));
+  return detail::track_unwaited(detail::all_reduce(detail::buffer_of(data), op, group));
 }
 
 void broadcast(Tensor& data, int src, const Group& group) {
   broadcast_async(data, src, group).wait();
 }
 Work broadcast_async(Tensor& data, int src, const Group& group) {
-  return detail::issued(detail::broadcast(detail::buffer_of(data), src, group));
+  return detail::track_unwaited(detail::broadcast(detail::buffer_of(data), src, group));
 }
 
 void reduce(Tensor& data, int dst, OpArg op, const Group& group) {
@@ -111,18 +111,18 @@ int recv(Tensor& data, int src, int tag, const Group& group) {
   return work.source();
 }
 Work isend(const Tensor& data, int dst, int tag, const Group& group) {
-  return detail::issued_send(detail::send(detail::buffer_of(data), dst, tag, group),
-                             detail::buffer_of(data));
+  return detail::track_unwaited_send(detail::send(detail::buffer_of(data), dst, tag, group),
+                                     detail::buffer_of(data));
 }
 Work irecv(Tensor& data, int src, int tag, const Group& group) {
-  return detail::issued(detail::recv(detail::buffer_of(data), src, tag, group));
+  return detail::track_unwaited(detail::recv(detail::buffer_of(data), src, tag, group));
 }
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const Group& group) {
   all_gather_into_tensor_async(output, input, group).wait();
 }
 Work all_gather_into_tensor_async(Tensor& output, const Tensor& input, const Group& group) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::all_gather(detail::buffer_of(input), detail::buffer_of(output), group));
 }
 
@@ -131,23 +131,23 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, OpArg op, const 
 }
 Work reduce_scatter_tensor_async(Tensor& output, const Tensor& input, OpArg op,
                                  const Group& group) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group));
 }
 
 Work reduce_async(Tensor& data, int dst, OpArg op, const Group& group) {
-  return detail::issued(detail::reduce(detail::buffer_of(data), dst, op, group));
+  return detail::track_unwaited(detail::reduce(detail::buffer_of(data), dst, op, group));
 }
 Work gather_async(Tensor& output, const Tensor& input, int dst, const Group& group) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::gather(detail::buffer_of(input), detail::buffer_of(output), dst, group));
 }
 Work scatter_async(Tensor& output, const Tensor& input, int src, const Group& group) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group));
 }
 Work all_to_all_async(Tensor& output, const Tensor& input, const Group& group) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group));
 }
 

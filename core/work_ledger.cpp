@@ -112,12 +112,12 @@ Work enter(Work work, core::Context*& context) {
 }
 }  // namespace
 
-Work issued(Work work) {
+Work track_unwaited(Work work) {
   core::Context* context = nullptr;
   return enter(std::move(work), context);
 }
 
-Work issued_send(Work work, BufferRef data) {
+Work track_unwaited_send(Work work, BufferRef data) {
   core::Context* context = nullptr;
   work = enter(std::move(work), context);
   if (work.state() && context && context->check_send_buffers && data.device.is_cpu()) {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/calls/call.hpp"
-#include "dist/network.hpp"
+#include "dist/sim/network.hpp"
 
 namespace dist::sim::model {
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "dist/network.hpp"
+#include "dist/sim/network.hpp"
 
 namespace dist::sim::model {
 

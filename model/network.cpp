@@ -1,5 +1,5 @@
 // A Network's checks and its JSON profile (written by dist_calibrate, read by this_machine).
-#include "dist/network.hpp"
+#include "dist/sim/network.hpp"
 
 #include <cmath>
 #include <fstream>

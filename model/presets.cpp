@@ -2,7 +2,7 @@
 #include <cstdlib>
 
 #include "dist/errors.hpp"
-#include "dist/predict.hpp"
+#include "dist/sim/predict.hpp"
 
 namespace dist::sim {
 

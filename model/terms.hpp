@@ -2,7 +2,7 @@
 // rates a rank reaches, from the Network's fields (docs/prediction.md).
 #pragma once
 
-#include "dist/network.hpp"
+#include "dist/sim/network.hpp"
 #include "model/cost.hpp"
 
 namespace dist::sim::model {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "dist/errors.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "dist/types.hpp"
 #ifdef DIST_PROPS_WITH_GLOO
 #include <rapidcheck.h>

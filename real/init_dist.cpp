@@ -13,7 +13,7 @@
 #include "core/init/launcher.hpp"
 #include "core/init/rendezvous.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "real/registry.hpp"
 #include "real/world.hpp"
 

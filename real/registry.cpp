@@ -3,7 +3,7 @@
 #include "real/registry.hpp"
 
 #include "dist/errors.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 namespace dist::real {
 

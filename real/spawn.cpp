@@ -1,6 +1,6 @@
 // dist::spawn: the parent forks the workers and watches them (waitpid with a poll interval, the
 // deadline, stopping the others after a failure); each worker reports "<time> <error>" on a pipe.
-#include "dist/spawn.hpp"
+#include "dist/real/spawn.hpp"
 
 #include <arpa/inet.h>
 #include <cxxabi.h>
@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "dist/api.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 namespace dist {
 

@@ -12,7 +12,7 @@
 #include "core/calls/call_layer.hpp"
 #include "core/init/rendezvous.hpp"
 #include "dist/errors.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "real/registry.hpp"
 
 namespace dist::real {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "sim/op.hpp"
 
 namespace dist::sim {

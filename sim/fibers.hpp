@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "sim/fiber_stacks.hpp"
 
 namespace dist::sim {

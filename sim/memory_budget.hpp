@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 namespace dist::sim {
 

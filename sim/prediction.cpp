@@ -5,7 +5,7 @@
 
 #include "core/context.hpp"
 #include "dist/errors.hpp"
-#include "dist/predict.hpp"
+#include "dist/sim/predict.hpp"
 #include "model/cost.hpp"
 #include "sim/sim_backend.hpp"
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "dist/predict.hpp"
+#include "dist/sim/predict.hpp"
 #include "model/cost.hpp"
 #include "model/links.hpp"
 #include "sim/op.hpp"

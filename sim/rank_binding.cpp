@@ -8,7 +8,7 @@
 #include <string>
 
 #include "dist/errors.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 namespace dist::sim {
 

@@ -1,5 +1,7 @@
 // dist::sim::run: builds the World and each rank's context, runs the body on one thread per rank,
 // and reports every rank's outcome.
+#include "dist/sim/run.hpp"
+
 #include <pthread.h>
 
 #include <cerrno>
@@ -12,8 +14,7 @@
 
 #include "core/context.hpp"
 #include "dist/errors.hpp"
-#include "dist/predict.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/predict.hpp"
 #include "sim/diagnostics.hpp"
 #include "sim/fibers.hpp"
 #include "sim/memory_budget.hpp"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "core/layout.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "sim/communicator.hpp"
 #include "sim/op.hpp"
 #include "sim/op_pool.hpp"

@@ -2,7 +2,7 @@
 // README says: a static install whose backend libraries come before what they use in the
 // exported link line fails to link here (a consumer that calls init_dist first pulls it in).
 #include <cstdio>
-#include <dist/init.hpp>
+#include <dist/real/init.hpp>
 
 int main() {
   std::printf("install_consumer_available: gloo %d, mpi %d, nccl %d\n", dist::is_gloo_available(),

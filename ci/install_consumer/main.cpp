@@ -1,9 +1,8 @@
 // Uses the installed dist package: a 2-rank all_reduce on the simulated cluster, checked.
 #include <cstdio>
-#include <vector>
-
 #include <dist/dist.hpp>
-#include <dist/sim.hpp>
+#include <dist/sim/run.hpp>
+#include <vector>
 
 int main() {
   const auto sums = dist::sim::run(dist::sim::Cluster{.nodes = 1, .ranks_per_node = 2}, [] {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dist/dist.hpp>
-#include <dist/init.hpp>
+#include <dist/real/init.hpp>
 #include <dist/store.hpp>
 #include <memory>
 #include <string>

@@ -15,7 +15,7 @@
 
 #include "core/tests/helpers_util.hpp"
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 namespace {
 

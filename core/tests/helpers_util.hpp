@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 namespace helpers_test {
 

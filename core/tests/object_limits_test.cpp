@@ -33,7 +33,7 @@
 #include "core/tests/helpers_util.hpp"
 #include "core/tests/object_test_types.hpp"
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DIST_TEST_SANITIZED 1

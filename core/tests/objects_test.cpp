@@ -17,7 +17,7 @@
 #include "core/tests/helpers_util.hpp"
 #include "core/tests/object_test_types.hpp"
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 namespace {
 

@@ -51,7 +51,7 @@ void all_reduce(std::vector<T>& data, OpArg op = ReduceOp::sum, const Group& gro
 DIST_API void all_reduce(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
 template <Element T>
 Work all_reduce_async(std::span<T> data, OpArg op = ReduceOp::sum, const Group& group = {}) {
-  return detail::issued(detail::all_reduce(detail::buffer_of(data), op, group));
+  return detail::track_unwaited(detail::all_reduce(detail::buffer_of(data), op, group));
 }
 DIST_API Work all_reduce_async(Tensor& data, OpArg op = ReduceOp::sum, const Group& group = {});
 
@@ -65,7 +65,7 @@ template <Element T> void broadcast(std::vector<T>& data, int src = 0, const Gro
 DIST_API void broadcast(Tensor& data, int src = 0, const Group& group = {});
 template <Element T>
 Work broadcast_async(std::span<T> data, int src = 0, const Group& group = {}) {
-  return detail::issued(detail::broadcast(detail::buffer_of(data), src, group));
+  return detail::track_unwaited(detail::broadcast(detail::buffer_of(data), src, group));
 }
 DIST_API Work broadcast_async(Tensor& data, int src = 0, const Group& group = {});
 
@@ -83,7 +83,7 @@ DIST_API void reduce(Tensor& data, int dst = 0, OpArg op = ReduceOp::sum, const 
 template <Element T>
 Work reduce_async(std::span<T> data, int dst = 0, OpArg op = ReduceOp::sum,
                   const Group& group = {}) {
-  return detail::issued(detail::reduce(detail::buffer_of(data), dst, op, group));
+  return detail::track_unwaited(detail::reduce(detail::buffer_of(data), dst, op, group));
 }
 
 // all_gather: every rank gets every rank's data, in group-rank order (same count on all ranks).
@@ -104,7 +104,7 @@ DIST_API std::vector<Tensor> all_gather(const Tensor& data, const Group& group =
 // Into `output` of group-size × input.size() elements.
 template <Element T, Element U>
 Work all_gather_async(std::span<U> output, std::span<T> input, const Group& group = {}) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::all_gather(detail::input_of(input), detail::buffer_of(output), group));
 }
 
@@ -129,7 +129,7 @@ DIST_API std::vector<Tensor> gather(const Tensor& data, int dst = 0, const Group
 // On dst, `output` holds group-size × input.size() elements; elsewhere it is ignored.
 template <Element T, Element U>
 Work gather_async(std::span<U> output, std::span<T> input, int dst = 0, const Group& group = {}) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::gather(detail::input_of(input), detail::buffer_of(output), dst, group));
 }
 
@@ -156,7 +156,7 @@ DIST_API void scatter(Tensor& output, const std::vector<Tensor>& chunks, int src
                       const Group& group = {});
 template <Element T, Element U>
 Work scatter_async(std::span<T> output, std::span<U> input, int src = 0, const Group& group = {}) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::scatter(detail::buffer_of(output), detail::input_of(input), src, group));
 }
 
@@ -180,7 +180,7 @@ DIST_API Tensor reduce_scatter(const Tensor& input, OpArg op = ReduceOp::sum,
 template <Element T, Element U>
 Work reduce_scatter_async(std::span<T> output, std::span<U> input, OpArg op = ReduceOp::sum,
                           const Group& group = {}) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::reduce_scatter(detail::buffer_of(output), detail::input_of(input), op, group));
 }
 
@@ -199,7 +199,7 @@ std::vector<T> all_to_all(const std::vector<T>& input, const Group& group = {}) 
 DIST_API Tensor all_to_all(const Tensor& input, const Group& group = {});
 template <Element T, Element U>
 Work all_to_all_async(std::span<T> output, std::span<U> input, const Group& group = {}) {
-  return detail::issued(
+  return detail::track_unwaited(
       detail::all_to_all(detail::buffer_of(output), detail::input_of(input), group));
 }
 
@@ -221,8 +221,8 @@ template <Element T, Element U>
 Work all_to_all_async(std::span<T> output, std::span<U> input,
                       std::span<const std::int64_t> output_splits,
                       std::span<const std::int64_t> input_splits, const Group& group = {}) {
-  return detail::issued(detail::all_to_all_v(detail::buffer_of(output), detail::input_of(input),
-                                             output_splits, input_splits, group));
+  return detail::track_unwaited(detail::all_to_all_v(
+      detail::buffer_of(output), detail::input_of(input), output_splits, input_splits, group));
 }
 // The list form, which learns the sizes itself (one all_to_all of the counts first): inputs[j]
 // goes to group rank j, and result[i] came from group rank i; sizes may differ. inputs holds one

@@ -18,11 +18,11 @@
 namespace dist {
 
 template <Element T> Work isend(std::span<T> data, int dst, int tag = 0, const Group& group = {}) {
-  return detail::issued_send(detail::send(detail::input_of(data), dst, tag, group),
-                             detail::input_of(data));
+  return detail::track_unwaited_send(detail::send(detail::input_of(data), dst, tag, group),
+                                     detail::input_of(data));
 }
 template <Element T> Work irecv(std::span<T> data, int src, int tag = 0, const Group& group = {}) {
-  return detail::issued(detail::recv(detail::buffer_of(data), src, tag, group));
+  return detail::track_unwaited(detail::recv(detail::buffer_of(data), src, tag, group));
 }
 template <Element T> void send(std::span<T> data, int dst, int tag = 0, const Group& group = {}) {
   detail::send(detail::input_of(data), dst, tag, group).wait();

@@ -1,6 +1,6 @@
 // <dist/benchmark.hpp>: the slowest rank's time, the bandwidth counters and a failing step's
 // error, through Google Benchmark's own runner, on sim ranks and (with gloo) forked processes.
-#include "dist/benchmark.hpp"
+#include "dist/bench/benchmark.hpp"
 
 #include <gtest/gtest.h>
 

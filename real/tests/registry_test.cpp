@@ -8,7 +8,7 @@
 #include <string>
 
 #include "dist/errors.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // sim's instantiation of the conformance suite (testing/conformance/): worlds of one node through
 // dist::sim::run, any-bits inputs and large counts, since sim folds in rank order like reference/.
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "testing/conformance/world.hpp"
 
 namespace conformance {

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "reference/collectives.hpp"
 
 namespace {

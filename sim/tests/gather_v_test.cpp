@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <random>
 
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "sim/tests/sim_test_util.hpp"
 #include "testing/misuse.hpp"
 

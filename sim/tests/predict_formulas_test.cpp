@@ -3,7 +3,7 @@
 // size factors, the node's copy rate, half-duplex ranks, cores), Open MPI's trees, and the fabric.
 #include <gtest/gtest.h>
 
-#include "dist/predict.hpp"
+#include "dist/sim/predict.hpp"
 #include "sim/tests/predicting.hpp"
 
 namespace {

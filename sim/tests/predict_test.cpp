@@ -1,6 +1,6 @@
 // The network model in a run (Cluster::network): predicted clocks, the report, the trace, profiles
 // and the model's argument errors. Its formulas, call by call: predict_formulas_test.cpp.
-#include "dist/predict.hpp"
+#include "dist/sim/predict.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "dist/predict.hpp"
+#include "dist/sim/predict.hpp"
 
 namespace predict_test {
 

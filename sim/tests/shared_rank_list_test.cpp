@@ -8,7 +8,7 @@
 #include "core/layout.hpp"
 #include "dist/dist.hpp"
 #include "dist/mesh.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "sim/world.hpp"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "testing/inputs.hpp"
 #include "testing/typed_tests.hpp"
 

@@ -1,6 +1,6 @@
 // dist/testing.hpp: the one-line GoogleTest runner (failures name the rank) and the rapidcheck
 // generators, including the README's worked example of a rank-conditional collective bug.
-#include "dist/testing.hpp"
+#include "dist/sim/testing.hpp"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>

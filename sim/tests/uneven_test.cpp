@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dist/dist.hpp"
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "sim/tests/sim_test_util.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "dist/errors.hpp"
-#include "dist/predict.hpp"
+#include "dist/sim/predict.hpp"
 
 namespace dist::calibrate {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "dist/network.hpp"
+#include "dist/sim/network.hpp"
 #include "tools/calibrate/points.hpp"
 
 namespace dist::calibrate {

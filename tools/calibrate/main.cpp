@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dist/errors.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "tools/calibrate/copy_rate.hpp"
 #include "tools/calibrate/fit.hpp"
 #include "tools/calibrate/handover.hpp"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "dist/bus_bandwidth.hpp"
-#include "dist/predict.hpp"
+#include "dist/bench/bus_bandwidth.hpp"
+#include "dist/sim/predict.hpp"
 #include "tools/calibrate/points.hpp"
 
 namespace {

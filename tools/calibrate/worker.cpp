@@ -7,9 +7,9 @@
 #include <ctime>
 #include <thread>
 
-#include "dist/bench_timing.hpp"
+#include "bench/timing.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "tools/calibrate/points.hpp"
 
 namespace dist::calibrate {

@@ -76,9 +76,9 @@ DIST_API Work recv(BufferRef data, int src, int tag, const Group& group);
 
 // A Work as an *_async call, isend or irecv hands it to the user: entered in the rank's ledger of
 // Works not yet waited, so returning (sim) or destroy_dist before its wait() raises an error
-// naming the call. issued_send also takes the checksum of an isend's buffer, compared at wait()
-// (sim by default; real backends under DIST_DEBUG=detail).
-DIST_API Work issued(Work work);
-DIST_API Work issued_send(Work work, BufferRef data);
+// naming the call. track_unwaited_send also takes the checksum of an isend's buffer, compared at
+// wait() (sim by default; real backends under DIST_DEBUG=detail).
+DIST_API Work track_unwaited(Work work);
+DIST_API Work track_unwaited_send(Work work, BufferRef data);
 
 }  // namespace dist::detail

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "dist/sim.hpp"
+#include "dist/sim/run.hpp"
 #include "real/gloo/tests/gloo_test_util.hpp"
 
 namespace {

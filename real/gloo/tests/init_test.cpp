@@ -1,7 +1,7 @@
 // init_process_group in this process: argument and environment errors (naming the variable),
 // a one-process world over tcp://, file:// and a HashStore, double initialisation, destroy_dist,
 // port in use.
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 #include <gtest/gtest.h>
 

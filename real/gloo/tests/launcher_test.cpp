@@ -12,7 +12,7 @@
 
 #include "core/init/rendezvous.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"
 

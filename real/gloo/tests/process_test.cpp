@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "dist/store.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"

@@ -1,7 +1,8 @@
 // dist::spawn: workers as forked processes of a gloo world; a failing worker is named with its
 // exception and exit status; a worker killed by a signal; the deadline; bad arguments.
-#include <gtest/gtest.h>
+#include "dist/real/spawn.hpp"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,7 +10,6 @@
 #include <thread>
 
 #include "dist/dist.hpp"
-#include "dist/spawn.hpp"
 
 namespace {
 

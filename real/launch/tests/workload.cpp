@@ -15,8 +15,8 @@
 
 #include "core/store/tcp_store.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
-#include "dist/sim.hpp"
+#include "dist/real/init.hpp"
+#include "dist/sim/run.hpp"
 
 namespace {
 

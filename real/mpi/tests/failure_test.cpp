@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 namespace {
 

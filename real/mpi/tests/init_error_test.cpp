@@ -7,7 +7,7 @@
 #include <string>
 
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "real/mpi/mapping.hpp"
 
 namespace {

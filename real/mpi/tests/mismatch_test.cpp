@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "real/mpi/tests/ranks.hpp"
 
 namespace {

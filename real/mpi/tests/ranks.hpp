@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 
 namespace mpi_test {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "real/nccl/tests/nccl_test_util.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"

@@ -8,7 +8,7 @@
 
 #include "core/context.hpp"
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "real/nccl/world.hpp"
 #include "real/testing.hpp"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "dist/dist.hpp"
-#include "dist/init.hpp"
+#include "dist/real/init.hpp"
 #include "dist/store.hpp"
 
 namespace {
