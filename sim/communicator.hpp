@@ -77,7 +77,7 @@ class alignas(64) Gathering {
   std::vector<std::shared_ptr<Op>> rest_;  // front_seq_ + 1, + 2, ...
 };
 
-struct Comm {
+struct Communicator {
   std::uint64_t id = 0;
   std::string name;          // "world", "node 1", "group {0, 2}"
   std::vector<int> members;  // global ranks in group-rank order

@@ -63,7 +63,7 @@ template <PairFn pair> Plan uniform_plan(const Op& op, std::size_t pairs) {
 }
 
 std::size_t root_of(const std::vector<Call>& calls) {
-  return static_cast<std::size_t>(calls.front().root);
+  return static_cast<std::size_t>(calls.front().root_or_peer);
 }
 
 // The copies of each op, with dst and src as participant indexes.

@@ -42,13 +42,13 @@ void World::fail(Op& op, std::exception_ptr error, bool locked) {
   if (!op.close(Op::State::failing)) return;
   op.error = std::move(error);
   op.state.store(Op::State::failed);
-  if (trace_) trace_->record_op(op, end_time(op), outcome_of(op.error));
+  observers_.ended(op, [&] { return end_time(op); });
   wake(op, locked);
 }
 
 void World::complete(Op& op, bool locked) {
   if (!op.close(Op::State::done)) return;  // failed meanwhile
-  if (trace_) trace_->record_op(op, end_time(op), "ok");
+  observers_.ended(op, [&] { return end_time(op); });
   wake(op, locked);
 }
 

@@ -62,7 +62,7 @@ void World::abandon(int rank, const std::shared_ptr<Op>& op) noexcept {
 }
 
 void World::finish(int rank, std::exception_ptr error, const std::string& what) {
-  if (predictor_) predictor_->pause(rank);  // its last stretch of compute
+  if (model::Predictor* p = predictor()) p->pause(rank);  // its last stretch of compute
   std::lock_guard lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   if (!me.started) {  // a rank whose thread never started
@@ -168,9 +168,8 @@ void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& cal
       case Fault::Kind::fail: call.injected_failure = f.message; break;
       case Fault::Kind::stall:
         if (deterministic()) {
-          if (predictor_)
-            predictor_->add_compute(rank,
-                                    std::chrono::duration<double, std::micro>(f.delay).count());
+          if (model::Predictor* p = predictor())
+            p->add_compute(rank, std::chrono::duration<double, std::micro>(f.delay).count());
           ranks_[static_cast<std::size_t>(rank)].sleep_until_us =
               virtual_us_ + std::chrono::duration<double, std::micro>(f.delay).count();
           refresh_ready(rank);

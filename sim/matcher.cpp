@@ -17,8 +17,8 @@ namespace {
 constexpr std::size_t spare_limit = 64;
 }  // namespace
 
-std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
-                                           Call&& call) {
+std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Communicator>& comm,
+                                           int group_rank, Call&& call) {
   std::unique_lock<std::mutex> lock;
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   check_thread(rank);
@@ -27,7 +27,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
   if (locked_) {
     lock = lock_fabric();
     apply_faults(lock, rank, call);
-    if (trace_ || predictor_) call.start_us = call_time(rank);
+    if (observers_.timing()) call.start_us = call_time(rank);
   }
   const std::uint64_t seq = comm->next_seq[static_cast<std::size_t>(group_rank)]++;
   const std::size_t n = comm->members.size();
@@ -54,7 +54,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     } else {
       auto fresh = keeps_spare ? std::move(spare) : op_pool_.take(n);
       if (fresh->comm != comm) fresh->comm = comm;  // a recycled op often served this one
-      if (trace_) fresh->id = next_op_id_++;        // (only traces use ids; under the lock)
+      if (observers_.tracing()) fresh->id = next_op_id_++;  // (only traces use ids; under the lock)
       fresh->seq = seq;
       const std::span<const int> members = comm->members;  // a view: the op holds the communicator
       if (fresh->participants.data() != members.data() || fresh->participants.size() != n)
@@ -77,7 +77,7 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Comm>& comm, in
     }
   }
   settle(op, static_cast<std::size_t>(group_rank), std::move(arrival), locked_);
-  if (predictor_) predictor_->on_posted(rank, *op, op->calls[static_cast<std::size_t>(group_rank)]);
+  observers_.posted(rank, *op, op->calls[static_cast<std::size_t>(group_rank)]);
   // A communication point: the others get the baton, but at the rank's next step in the fabric
   // (its wait, test or next post) rather than here. A blocking collective waits at once, and a
   // wait that blocks passes the baton anyway: switching here too would cost every rank that is
@@ -126,7 +126,7 @@ void World::settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arr
   switch (arrival.kind) {
     case Arrival::Kind::waiting: return;
     case Arrival::Kind::joined_failed:
-      if (trace_) trace_->record_one(*op, index, end_time(*op), outcome_of(op->error));
+      observers_.joined_failed(*op, index, [&] { return end_time(*op); });
       return;
     case Arrival::Kind::fail: fail(*op, std::move(arrival.error), locked); return;
     case Arrival::Kind::all_arrived: on_all_arrived(op, locked); return;
@@ -136,7 +136,7 @@ void World::settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arr
 }
 
 void World::on_all_arrived(const std::shared_ptr<Op>& op, bool locked) {
-  if (predictor_) predictor_->on_all_arrived(*op);
+  observers_.all_arrived(*op);
   const Call& first = op->calls.front();
   if (first.kind == OpKind::split) {
     std::vector<int> members;

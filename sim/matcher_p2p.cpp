@@ -9,7 +9,7 @@
 
 namespace dist::sim {
 
-std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group_rank,
+std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Communicator>& comm, int group_rank,
                                     Call&& call) {
   const int rank = comm->members[static_cast<std::size_t>(group_rank)];
   check_thread(rank);
@@ -17,13 +17,13 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
   const auto inside = in_fabric(rank);
   auto lock = lock_fabric();
   apply_faults(lock, rank, call);
-  if (trace_ || predictor_) call.start_us = call_time(rank);
+  if (observers_.timing()) call.start_us = call_time(rank);
   const bool is_send = call.kind == OpKind::send;
-  std::shared_ptr<Op> op = is_send ? match_send(*comm, group_rank, call.root, call.tag)
-                                   : match_recv(*comm, group_rank, call.root, call.tag);
+  std::shared_ptr<Op> op = is_send ? match_send(*comm, group_rank, call.root_or_peer, call.tag)
+                                   : match_recv(*comm, group_rank, call.root_or_peer, call.tag);
   if (!op) {
-    const int src = is_send ? group_rank : call.root;
-    const int dst = is_send ? call.root : group_rank;
+    const int src = is_send ? group_rank : call.root_or_peer;
+    const int dst = is_send ? call.root_or_peer : group_rank;
     op = op_pool_.take(2);
     op->comm = comm;
     op->p2p = true;
@@ -39,7 +39,7 @@ std::shared_ptr<Op> World::post_p2p(const std::shared_ptr<Comm>& comm, int group
   }
   const std::size_t index = is_send ? 0 : 1;
   settle(op, index, register_arrival(*op, index, std::move(call)), true);
-  if (predictor_) predictor_->on_posted(rank, *op, op->calls[index]);
+  observers_.posted(rank, *op, op->calls[index]);
   yield(lock, rank);
   return op;
 }
@@ -58,9 +58,9 @@ std::shared_ptr<Op> take_front(Map& queue, const Key& key) {
 
 // A send from `src` to `dst` matches the receive posted first among dst's oldest recv from src
 // and its oldest recv from any_source with the tag (MPI's order); null when there is none.
-std::shared_ptr<Op> World::match_send(Comm& comm, int src, int dst, int tag) {
-  const Comm::Channel channel{src, dst, tag};
-  const Comm::Inbox inbox{dst, tag};
+std::shared_ptr<Op> World::match_send(Communicator& comm, int src, int dst, int tag) {
+  const Communicator::Channel channel{src, dst, tag};
+  const Communicator::Inbox inbox{dst, tag};
   const auto from_src = comm.unmatched_recvs.find(channel);
   const auto from_any = comm.any_source_recvs.find(inbox);
   const bool has_src = from_src != comm.unmatched_recvs.end();
@@ -77,13 +77,13 @@ std::shared_ptr<Op> World::match_send(Comm& comm, int src, int dst, int tag) {
 // A recv from `src` takes its oldest unmatched send. From any_source it takes one of the sends
 // waiting for it with the tag: in deterministic mode one drawn from the seed among the senders
 // (so seeds explore the matches and one replays exactly), else the oldest. Null when none waits.
-std::shared_ptr<Op> World::match_recv(Comm& comm, int dst, int src, int tag) {
+std::shared_ptr<Op> World::match_recv(Communicator& comm, int dst, int src, int tag) {
   if (src != any_source) {
-    const Comm::Channel channel{src, dst, tag};
+    const Communicator::Channel channel{src, dst, tag};
     if (!comm.unmatched_sends.contains(channel)) return nullptr;
     return take_front(comm.unmatched_sends, channel);
   }
-  std::vector<Comm::Channel> ready;  // by sender
+  std::vector<Communicator::Channel> ready;  // by sender
   for (const auto& [channel, queue] : comm.unmatched_sends)
     if (std::get<1>(channel) == dst && std::get<2>(channel) == tag) ready.push_back(channel);
   if (ready.empty()) return nullptr;

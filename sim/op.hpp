@@ -54,7 +54,7 @@ static_assert(sizeof(Call) <= 128, "sim::Call grew past two cache lines");
 // The first fingerprint field where two ranks' calls differ, or empty when they agree.
 std::string_view differing_field(const Call& a, const Call& b);
 
-struct Comm;
+struct Communicator;
 
 struct Op;
 
@@ -105,7 +105,7 @@ struct Op {
 
   // The first line changes only when a recycled op serves another communicator (op_pool.cpp
   // writes a field only when it differs), so every participant keeps it cached.
-  std::shared_ptr<Comm> comm;
+  std::shared_ptr<Communicator> comm;
   std::uint64_t id = 0;  // unique within the run (p2p: also their order of posting)
   bool p2p = false;
   // A receive from any_source: pair[0] (its sender) is -1 until a send matches it, when `source`
@@ -134,8 +134,9 @@ struct Op {
   // left, and each rank down the chain once the data has passed it (empty: all share the op's).
   double model_start_us = 0, model_end_us = 0;
   std::vector<double> model_starts, model_ends;
-  std::shared_ptr<Comm> new_comm;  // the result of a split
-  std::vector<std::shared_ptr<Comm>> new_comms;  // split_groups': each participant's (or null)
+  std::shared_ptr<Communicator> new_comm;  // the result of a split
+  std::vector<std::shared_ptr<Communicator>>
+      new_comms;               // split_groups': each participant's (or null)
   Op* shelved_next = nullptr;  // the next op on the pool's shelf of its size (op_pool.cpp)
 
   // Moves the op from gathering or ready (still open) to `to` (done or failing); false when

@@ -58,7 +58,8 @@ template <class T> void run_reduce_block(const std::vector<Call>& calls, std::si
       for (const Call& c : calls) std::memcpy(out_at(c, begin), acc, n * sizeof(T));
       break;
     case Target::root:
-      std::memcpy(out_at(calls[static_cast<std::size_t>(first.root)], begin), acc, n * sizeof(T));
+      std::memcpy(out_at(calls[static_cast<std::size_t>(first.root_or_peer)], begin), acc,
+                  n * sizeof(T));
       break;
   }
 }

@@ -13,7 +13,7 @@ namespace dist::sim::model {
 
 namespace {
 // A group's name for the report: a long member list is cut to its first ranks and its size.
-std::string short_name(const Comm& comm) {
+std::string short_name(const Communicator& comm) {
   constexpr std::size_t longest = 40;
   if (comm.name.size() <= longest) return comm.name;
   const auto cut = comm.name.rfind(", ", longest);
@@ -116,7 +116,7 @@ void Predictor::on_all_arrived(Op& op) {
 // call's cost says (the last one at overhead + (ranks - 1) hops + transfer).
 void Predictor::time_chain(Op& op, const ChainParts& chain) {
   const std::size_t n = op.calls.size();
-  const auto root = static_cast<std::size_t>(op.calls.front().root);
+  const auto root = static_cast<std::size_t>(op.calls.front().root_or_peer);
   std::vector<double> begin(n);  // when data begins to arrive, in chain order
   for (std::size_t j = 0; j < n; ++j) {
     const double ready = op.calls[(root + j) % n].start_us + chain.overhead;

@@ -20,14 +20,14 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
                                std::optional<std::chrono::milliseconds> limit,
                                bool waits_to_timeout) {
   const auto inside = in_fabric(rank);
-  const double entered = predictor_ ? predictor_->clock(rank) : 0;
+  const double entered = observers_.wait_started(rank);
   std::unique_lock lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   for (;;) {
     const auto s = op->state.load(std::memory_order_acquire);
     if (s == Op::State::done) {
       if (me.owes_yield) yield(lock, rank);  // the switch its post left to here (post_collective)
-      if (predictor_) predictor_->on_waited(rank, *op, entered);
+      observers_.waited(rank, *op, entered);
       return;
     }
     if (s == Op::State::failed) {
@@ -62,7 +62,7 @@ void World::prefetch_rank(int rank) const {
 
 // A guess, not a lookup in the ready set (whose tree a large world's scheduler would miss too).
 int World::upcoming(int rank) const {
-  if (predictor_ || stretch_ <= 1) return -1;
+  if (predictor() || stretch_ <= 1) return -1;
   return rank + 1 < size() ? rank + 1 : 0;
 }
 
@@ -75,7 +75,7 @@ void World::enter(int rank) {
   if (!deterministic()) return;
   if (started_ == size() && baton_ < 0) pass_baton();
   await_baton(lock, rank);
-  if (predictor_) predictor_->resume(rank);
+  if (model::Predictor* p = predictor()) p->resume(rank);
 }
 
 void World::yield(std::unique_lock<std::mutex>& lock, int rank) {
@@ -117,7 +117,7 @@ void World::refresh_ready(int rank) {
   const RankState& s = ranks_[static_cast<std::size_t>(rank)];
   const bool ready = s.started && !s.finished && !s.blocked && !s.sleep_until_us;
   ready_.set(rank, ready);
-  if (predictor_) predictor_->set_ready(rank, ready);
+  if (model::Predictor* p = predictor()) p->set_ready(rank, ready);
 }
 
 // Chooses the next rank to run from the seeded generator, among the ranks that can run now. When
@@ -154,7 +154,7 @@ void World::pass_baton() {
 int World::pick_ready() {
   // Predicting: the rank with the earliest clock, so the model sees calls in time order (the
   // predictor's ready ranks are ready_'s, both kept by refresh_ready).
-  if (predictor_) return predictor_->earliest_ready();
+  if (model::Predictor* p = predictor()) return p->earliest_ready();
   if (stretch_ > 1 && baton_ >= 0 && stretch_left_ > 0) {
     --stretch_left_;
     return ready_.kth(ready_.below(baton_ + 1) % ready_.size());

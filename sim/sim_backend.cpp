@@ -56,8 +56,10 @@ Call data_call(OpKind kind, DType dtype, const core::Buf& in, const core::Buf& o
 }
 }  // namespace
 
-SimBackend::SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank)
-    : world_(world), comm_(std::move(comm)), rank_(group_rank),
+SimBackend::SimBackend(World& world, std::shared_ptr<Communicator> comm, int group_rank)
+    : world_(world),
+      comm_(std::move(comm)),
+      rank_(group_rank),
       global_rank_(comm_->members[static_cast<std::size_t>(group_rank)]) {}
 
 Work SimBackend::post(Call&& call) {
@@ -80,14 +82,14 @@ Work SimBackend::all_reduce(core::Buf data, ReduceOp op) {
 
 Work SimBackend::broadcast(core::Buf data, int root) {
   Call c = data_call(OpKind::broadcast, data.dtype, data, data, data.count);
-  c.root = root;
+  c.root_or_peer = root;
   return post(std::move(c));
 }
 
 Work SimBackend::reduce(core::Buf data, ReduceOp op, int root) {
   Call c = data_call(OpKind::reduce, data.dtype, data, data, data.count);
   c.op = op;
-  c.root = root;
+  c.root_or_peer = root;
   return post(std::move(c));
 }
 
@@ -97,13 +99,13 @@ Work SimBackend::all_gather(core::Buf input, core::Buf output) {
 
 Work SimBackend::gather(core::Buf input, core::Buf output, int root) {
   Call c = data_call(OpKind::gather, input.dtype, input, output, input.count);
-  c.root = root;
+  c.root_or_peer = root;
   return post(std::move(c));
 }
 
 Work SimBackend::scatter(core::Buf input, core::Buf output, int root) {
   Call c = data_call(OpKind::scatter, output.dtype, input, output, output.count);
-  c.root = root;
+  c.root_or_peer = root;
   return post(std::move(c));
 }
 
@@ -127,14 +129,14 @@ Work SimBackend::all_gather_v(core::Buf input, core::Buf output,
 
 Work SimBackend::send(core::Buf data, int dst, int tag) {
   Call c = data_call(OpKind::send, data.dtype, data, core::Buf{}, data.count);
-  c.root = dst;
+  c.root_or_peer = dst;
   c.tag = tag;
   return post_p2p(std::move(c));
 }
 
 Work SimBackend::recv(core::Buf data, int src, int tag) {
   Call c = data_call(OpKind::recv, data.dtype, core::Buf{}, data, data.count);
-  c.root = src;
+  c.root_or_peer = src;
   c.tag = tag;
   return post_p2p(std::move(c));
 }
@@ -179,7 +181,8 @@ std::shared_ptr<core::BackendImpl> SimBackend::split_local(const std::vector<int
 }
 
 // This rank's backend on `comm`, a communicator a split made; null when it is not a member.
-std::shared_ptr<core::BackendImpl> SimBackend::member_of(const std::shared_ptr<Comm>& comm) {
+std::shared_ptr<core::BackendImpl> SimBackend::member_of(
+    const std::shared_ptr<Communicator>& comm) {
   if (!comm) return nullptr;
   const int at = comm->group_rank_of(global_rank_);
   if (at < 0) return nullptr;

@@ -16,7 +16,7 @@ namespace dist::sim {
 
 class SimBackend final : public core::BackendImpl {
  public:
-  SimBackend(World& world, std::shared_ptr<Comm> comm, int group_rank);
+  SimBackend(World& world, std::shared_ptr<Communicator> comm, int group_rank);
 
   dist::Backend kind() const override { return dist::Backend::sim; }
   int rank() const override { return rank_; }
@@ -55,10 +55,10 @@ class SimBackend final : public core::BackendImpl {
  private:
   Work post(Call&& call);
   Work post_p2p(Call&& call);
-  std::shared_ptr<core::BackendImpl> member_of(const std::shared_ptr<Comm>& comm);
+  std::shared_ptr<core::BackendImpl> member_of(const std::shared_ptr<Communicator>& comm);
 
   World& world_;
-  std::shared_ptr<Comm> comm_;
+  std::shared_ptr<Communicator> comm_;
   int rank_;
   int global_rank_;
   std::optional<std::chrono::milliseconds> timeout_;

@@ -40,8 +40,8 @@ void World::make_layout_comms(Op& op, bool locked) {
   }
 }
 
-std::shared_ptr<Comm> World::local_comm(const std::shared_ptr<Comm>& parent,
-                                        const std::vector<int>& ranks, int k) {
+std::shared_ptr<Communicator> World::local_comm(const std::shared_ptr<Communicator>& parent,
+                                                const std::vector<int>& ranks, int k) {
   auto lock = lock_fabric();
   const auto key = std::make_tuple(parent->id, ranks, k);
   auto& held = local_comms_[key];

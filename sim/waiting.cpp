@@ -27,7 +27,7 @@ constexpr int polls_per_clock_read = 64;
 
 bool World::test(int rank, const std::shared_ptr<Op>& op) {
   const auto inside = in_fabric(rank);
-  const double entered = predictor_ ? predictor_->clock(rank) : 0;
+  const double entered = observers_.wait_started(rank);
   auto s = op->state.load(std::memory_order_acquire);
   if (s == Op::State::ready) {
     execute_chunk(*op);
@@ -41,7 +41,7 @@ bool World::test(int rank, const std::shared_ptr<Op>& op) {
     s = op->state.load(std::memory_order_acquire);
   }
   if (s == Op::State::failed) std::rethrow_exception(op->error);
-  if (s == Op::State::done && predictor_) predictor_->on_waited(rank, *op, entered);
+  if (s == Op::State::done) observers_.waited(rank, *op, entered);
   return s == Op::State::done;
 }
 

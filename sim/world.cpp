@@ -29,16 +29,15 @@ World::World(const Cluster& cluster)
       ranks_(static_cast<std::size_t>(cluster.world_size())),
       comms_of_(static_cast<std::size_t>(cluster.world_size())),
       op_pool_(cluster.world_size(), cluster.schedule == Schedule::deterministic),
+      observers_(cluster_),
       schedule_rng_(cluster.seed ^ 0x9e3779b97f4a7c15ull),
       ready_(deterministic() ? cluster.world_size() : 0) {
-  if (!cluster.trace.empty()) trace_.emplace(cluster.trace_ranks, cluster.world_size());
-  if (cluster_.network) predictor_ = std::make_unique<model::Predictor>(cluster_);
   const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int n = cluster.world_size();
   spare_cores_ = n <= cores;
   yield_rounds_ = spare_cores_ ? 200 : n <= 8 * cores ? 16 : 0;
   polls_per_yield_ = spare_cores_ ? 4 : 1;  // more polls per yield ran slower
-  locked_ = deterministic() || trace_ || !cluster.faults.empty();
+  locked_ = deterministic() || observers_.tracing() || !cluster.faults.empty();
   stretch_ = std::max(1, n / 1024);
   world_comm_ = make_comm("world", iota_ranks(0, cluster.world_size()));
   for (int node = 0; node < cluster.nodes; ++node)
@@ -59,7 +58,7 @@ World::~World() {
   }
 }
 
-const std::shared_ptr<Comm>& World::node_comm(int node) const {
+const std::shared_ptr<Communicator>& World::node_comm(int node) const {
   return node_comms_.at(static_cast<std::size_t>(node));
 }
 
@@ -69,10 +68,12 @@ double World::now_us() const {
       .count();
 }
 
-double World::call_time(int rank) const { return predictor_ ? predictor_->clock(rank) : now_us(); }
+double World::call_time(int rank) const {
+  return predictor() ? predictor()->clock(rank) : now_us();
+}
 
 double World::end_time(const Op& op) const {
-  if (!predictor_) return now_us();
+  if (!predictor()) return now_us();
   double end = op.model_end_us;
   for (std::size_t i = 0; i < op.calls.size(); ++i)
     if (op.arrived[i]) end = std::max(end, op.calls[i].start_us);
@@ -80,17 +81,18 @@ double World::end_time(const Op& op) const {
 }
 
 World::InFabric World::in_fabric(int rank) {
-  if (predictor_) predictor_->pause(rank);
-  return {predictor_.get(), rank};
+  model::Predictor* p = predictor();
+  if (p) p->pause(rank);
+  return {p, rank};
 }
 
 void World::write_trace() const {
   std::lock_guard lock(mutex_);
-  if (trace_) trace_->write(cluster_.trace);
+  observers_.write_trace(cluster_.trace);
 }
 
-std::shared_ptr<Comm> World::make_comm(std::string name, std::vector<int> members) {
-  auto comm = std::make_shared<Comm>();
+std::shared_ptr<Communicator> World::make_comm(std::string name, std::vector<int> members) {
+  auto comm = std::make_shared<Communicator>();
   comm->id = next_comm_id_++;
   comm->name = std::move(name);
   comm->next_seq.assign(members.size(), !deterministic());

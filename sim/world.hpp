@@ -26,11 +26,10 @@
 #include "core/layout.hpp"
 #include "dist/sim/run.hpp"
 #include "sim/communicator.hpp"
+#include "sim/observers.hpp"
 #include "sim/op.hpp"
 #include "sim/op_pool.hpp"
-#include "sim/predictor.hpp"
 #include "sim/ready_set.hpp"
-#include "sim/trace.hpp"
 
 namespace dist::sim {
 
@@ -54,8 +53,8 @@ class World {
 
   int size() const { return static_cast<int>(ranks_.size()); }
   const Cluster& cluster() const { return cluster_; }
-  const std::shared_ptr<Comm>& world_comm() const { return world_comm_; }
-  const std::shared_ptr<Comm>& node_comm(int node) const;
+  const std::shared_ptr<Communicator>& world_comm() const { return world_comm_; }
+  const std::shared_ptr<Communicator>& node_comm(int node) const;
 
   // Deterministic mode with fiber ranks: a rank waiting for the baton suspends its fiber to the
   // scheduler (sim/fibers.hpp), which resumes the rank baton() names.
@@ -80,13 +79,15 @@ class World {
   // The k-th communicator the members of `ranks` (ranks of `parent`) make by themselves
   // (new_group with use_local_synchronization): made by the first member to ask, shared with the
   // others, forgotten once every member has it.
-  std::shared_ptr<Comm> local_comm(const std::shared_ptr<Comm>& parent,
-                                   const std::vector<int>& ranks, int k);
+  std::shared_ptr<Communicator> local_comm(const std::shared_ptr<Communicator>& parent,
+                                           const std::vector<int>& ranks, int k);
   // Posts rank `group_rank`'s side of a collective (kind != send/recv) on `comm`.
-  std::shared_ptr<Op> post_collective(const std::shared_ptr<Comm>& comm, int group_rank,
+  std::shared_ptr<Op> post_collective(const std::shared_ptr<Communicator>& comm, int group_rank,
                                       Call&& call);
-  // Posts a send (call.root = dst) or recv (call.root = src) of `group_rank` on `comm`.
-  std::shared_ptr<Op> post_p2p(const std::shared_ptr<Comm>& comm, int group_rank, Call&& call);
+  // Posts a send (call.root_or_peer = dst) or recv (call.root_or_peer = src) of `group_rank` on
+  // `comm`.
+  std::shared_ptr<Op> post_p2p(const std::shared_ptr<Communicator>& comm, int group_rank,
+                               Call&& call);
 
   // Blocks global rank `rank` until `op` completes; rethrows the op's error. `limit` (a group's or
   // Work::wait's timeout) shortens the run's timeout for this wait.
@@ -108,7 +109,7 @@ class World {
   // Writes the trace if the cluster asked for one.
   void write_trace() const;
   // The network model of a predicting run (Cluster::network), or null.
-  model::Predictor* predictor() const { return predictor_.get(); }
+  model::Predictor* predictor() const { return observers_.predictor(); }
 
  private:
   // Aligned to a cache line: ranks update their own state (calls, cpu) while others read theirs.
@@ -168,7 +169,7 @@ class World {
     }
   };
   InFabric in_fabric(int rank);
-  std::shared_ptr<Comm> make_comm(std::string name, std::vector<int> members);
+  std::shared_ptr<Communicator> make_comm(std::string name, std::vector<int> members);
 
   // Matching (matcher.cpp: collectives; matcher_p2p.cpp: sends and receives).
   // `locked`: whether the caller holds the fabric's lock (always in locked_ mode and for p2p;
@@ -177,8 +178,8 @@ class World {
   void settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arrival, bool locked);
   void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
   // post_p2p's matching (under the fabric's lock): the unmatched op a send or recv completes.
-  std::shared_ptr<Op> match_send(Comm& comm, int src, int dst, int tag);
-  std::shared_ptr<Op> match_recv(Comm& comm, int dst, int src, int tag);
+  std::shared_ptr<Op> match_send(Communicator& comm, int src, int dst, int tag);
+  std::shared_ptr<Op> match_recv(Communicator& comm, int dst, int src, int tag);
 
   // Splits (splits.cpp).
   void make_layout_comms(Op& op, bool locked);
@@ -232,7 +233,7 @@ class World {
   };
   std::map<std::pair<std::uint32_t, int>, Line> rank_lists_;
   struct LocalComm {  // local_comm's, until every member has taken it (under mutex_)
-    std::shared_ptr<Comm> comm;
+    std::shared_ptr<Communicator> comm;
     std::size_t taken = 0;
   };
   std::map<std::tuple<std::uint64_t, std::vector<int>, int>, LocalComm> local_comms_;
@@ -242,14 +243,14 @@ class World {
   int started_ = 0;
   std::uint64_t next_comm_id_ = 0;
   std::uint64_t next_op_id_ = 1;
-  std::shared_ptr<Comm> world_comm_;
-  std::vector<std::shared_ptr<Comm>> node_comms_;
-  std::vector<std::weak_ptr<Comm>> comms_;
+  std::shared_ptr<Communicator> world_comm_;
+  std::vector<std::shared_ptr<Communicator>> node_comms_;
+  std::vector<std::weak_ptr<Communicator>> comms_;
   // Each rank's communicators (the ones whose ops it can affect when it finishes).
-  std::vector<std::vector<std::weak_ptr<Comm>>> comms_of_;
+  std::vector<std::vector<std::weak_ptr<Communicator>>> comms_of_;
   std::deque<std::shared_ptr<Op>> runnable_;  // ready ops that may have unclaimed chunks
   OpPool op_pool_;
-  std::optional<Trace> trace_;
+  Observers observers_;  // the trace and the predictor (observers.hpp)
   // Concurrent mode: how a waiter polls before it blocks: yield_rounds_ times it polls
   // polls_per_yield_ times and yields the core. Spinning pays while every rank can have a core;
   // an oversubscribed world yields only a few times (so the ranks that can progress get the
@@ -268,8 +269,7 @@ class World {
   int stretch_ = 1;         // the mean run of consecutive ranks between draws (pick_ready)
   int stretch_left_ = 0;    // of the current one
   Fibers* fibers_ = nullptr;
-  double virtual_us_ = 0;   // the virtual clock
-  std::unique_ptr<model::Predictor> predictor_;  // Cluster::network's model
+  double virtual_us_ = 0;  // the virtual clock
 };
 
 }  // namespace dist::sim

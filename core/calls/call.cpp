@@ -63,8 +63,9 @@ std::string describe(const CallDesc& c, std::span<const int> split_ranks,
   if (has_op(c.kind)) add("op=" + std::string(to_string(c.op)));
   if (const char* r = root_name(c.kind))
     add(std::string(r) + "=" +
-        (c.kind == CallKind::recv && c.root == any_source ? std::string("any_source")
-                                                          : std::to_string(c.root)));
+        (c.kind == CallKind::recv && c.root_or_peer == any_source
+             ? std::string("any_source")
+             : std::to_string(c.root_or_peer)));
   if (is_p2p(c.kind)) add("tag=" + std::to_string(c.tag));
   if ((c.kind == CallKind::split || c.kind == CallKind::split_groups) && !split_ranks.empty())
     add(braced("ranks", split_ranks));
@@ -83,7 +84,7 @@ std::string_view differing_field(const CallDesc& a, const CallDesc& b) {
   if (a.kind != b.kind) return "kind";
   if (has_data(a.kind) && a.dtype != b.dtype) return "dtype";
   if (has_data(a.kind) && a.count != b.count) return "count";
-  if (root_name(a.kind) && a.root != b.root) return root_name(a.kind);
+  if (root_name(a.kind) && a.root_or_peer != b.root_or_peer) return root_name(a.kind);
   if (has_op(a.kind) && a.op != b.op) return "op";
   if (a.kind == CallKind::split && a.lists_hash != b.lists_hash) return "ranks";
   if (a.kind == CallKind::split_groups && a.lists_hash != b.lists_hash) return "groups";

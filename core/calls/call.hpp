@@ -38,26 +38,27 @@ DIST_API std::string_view to_string(CallKind kind);
 inline bool is_p2p(CallKind k) { return k == CallKind::send || k == CallKind::recv; }
 
 // One rank's side of a call, trivially copyable (sent as raw bytes, kept in the flight recorder).
-// `root` is the root of a rooted collective (group rank), a p2p call's peer; `count` the element
-// count the participants must agree on; `lists_hash` a hash of a split's rank list or
-// all_gather_v's counts (0: none), for checks that cannot carry the lists themselves.
+// `root_or_peer` is the one rank a call names (a group rank): a rooted collective's root, a p2p
+// call's peer (a send's dst, a recv's src); `count` the element count the participants must agree
+// on; `lists_hash` a hash of a split's rank list or all_gather_v's counts (0: none), for checks
+// that cannot carry the lists themselves.
 struct CallDesc {
   CallKind kind = CallKind::barrier;
   DType dtype = DType::uint8;
   ReduceOp op = ReduceOp::sum;
-  std::int32_t root = -1;
+  std::int32_t root_or_peer = -1;
   std::int32_t tag = 0;
   std::uint32_t lists_hash = 0;  // 32 bits: sim's Call (which extends this) stays two cache lines
   std::uint64_t count = 0;
 };
 
 inline CallDesc make_call(CallKind kind, DType dtype = DType::uint8, std::size_t count = 0,
-                          int root = -1, ReduceOp op = ReduceOp::sum, int tag = 0) {
+                          int root_or_peer = -1, ReduceOp op = ReduceOp::sum, int tag = 0) {
   CallDesc d;
   d.kind = kind;
   d.dtype = dtype;
   d.op = op;
-  d.root = root;
+  d.root_or_peer = root_or_peer;
   d.tag = tag;
   d.count = count;
   return d;
@@ -78,7 +79,7 @@ inline std::uint64_t chain_hash(std::uint64_t chain, const CallDesc& c) {
   const std::uint64_t head = std::uint64_t{static_cast<std::uint8_t>(c.kind)} |
                              std::uint64_t{static_cast<std::uint8_t>(c.dtype)} << 8 |
                              std::uint64_t{static_cast<std::uint8_t>(c.op)} << 16 |
-                             std::uint64_t{static_cast<std::uint32_t>(c.root)} << 32;
+                             std::uint64_t{static_cast<std::uint32_t>(c.root_or_peer)} << 32;
   std::uint64_t h = (chain ^ 0x9e3779b97f4a7c15ULL ^ head) * prime;
   h = (h ^ c.count) * prime;
   return (h ^ c.lists_hash) * prime;

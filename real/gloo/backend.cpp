@@ -38,10 +38,10 @@ template <class T> T* typed(const core::Buf& b) { return static_cast<T*>(b.data)
 // instead of exchanging mismatched bytes (which aborts gloo's transport) or reducing garbage.
 std::uint32_t call_tag(const CallDesc& f, std::uint32_t sequence) {
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the fields
-  for (const std::uint64_t v :
-       {std::uint64_t{static_cast<std::uint8_t>(f.kind)},
-        std::uint64_t{static_cast<std::uint8_t>(f.dtype)}, f.count,
-        static_cast<std::uint64_t>(f.root), std::uint64_t{static_cast<std::uint8_t>(f.op)}}) {
+  for (const std::uint64_t v : {std::uint64_t{static_cast<std::uint8_t>(f.kind)},
+                                std::uint64_t{static_cast<std::uint8_t>(f.dtype)}, f.count,
+                                static_cast<std::uint64_t>(f.root_or_peer),
+                                std::uint64_t{static_cast<std::uint8_t>(f.op)}}) {
     h = (h ^ v) * 0x100000001b3ULL;
     h ^= h >> 29;
   }

@@ -7,7 +7,7 @@ CallWords call_words(const core::CallDesc& c) {
   return {std::uint64_t{static_cast<std::uint8_t>(c.kind)} |
               std::uint64_t{static_cast<std::uint8_t>(c.dtype)} << 8 |
               std::uint64_t{static_cast<std::uint8_t>(c.op)} << 16 |
-              std::uint64_t{static_cast<std::uint32_t>(c.root)} << 32,
+              std::uint64_t{static_cast<std::uint32_t>(c.root_or_peer)} << 32,
           std::uint64_t{c.lists_hash} | std::uint64_t{static_cast<std::uint32_t>(c.tag)} << 32,
           c.count};
 }
@@ -17,7 +17,7 @@ core::CallDesc call_from(const CallWords& w) {
   c.kind = static_cast<core::CallKind>(w[0] & 0xFF);
   c.dtype = static_cast<DType>(w[0] >> 8 & 0xFF);
   c.op = static_cast<ReduceOp>(w[0] >> 16 & 0xFF);
-  c.root = static_cast<std::int32_t>(static_cast<std::uint32_t>(w[0] >> 32));
+  c.root_or_peer = static_cast<std::int32_t>(static_cast<std::uint32_t>(w[0] >> 32));
   c.lists_hash = static_cast<std::uint32_t>(w[1]);
   c.tag = static_cast<std::int32_t>(static_cast<std::uint32_t>(w[1] >> 32));
   c.count = w[2];

@@ -142,10 +142,10 @@ namespace {
 // A communicator finds a member's group rank by binary search when its members ascend (most
 // groups: new_group's sorted lists, a mesh's), by a scan otherwise; -1 for a non-member.
 TEST(Communicator, FindsAGroupRankWhetherItsMembersAscendOrNot) {
-  dist::sim::Comm ascending;
+  dist::sim::Communicator ascending;
   ascending.members = {2, 5, 9, 40};
   ascending.sorted = true;
-  dist::sim::Comm given_order;
+  dist::sim::Communicator given_order;
   given_order.members = {9, 2, 40, 5};
   for (const auto* comm : {&ascending, &given_order}) {
     for (std::size_t i = 0; i < comm->members.size(); ++i)
