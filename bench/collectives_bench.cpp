@@ -27,47 +27,52 @@ std::size_t at(int rank, std::size_t c) { return static_cast<std::size_t>(rank) 
 const Group whole_world{};
 
 const std::vector<CollectiveSpec>& collectives() {
-  static const std::vector<CollectiveSpec> specs = {
-      {"all_reduce", "all_reduce", false,
-       [](RankBuffers& b, int, int, std::size_t c) {
-         detail::all_reduce(b.in_ref(0, c), ReduceOp::sum, whole_world).wait();
-       }},
-      {"broadcast", "broadcast", false,
-       [](RankBuffers& b, int, int, std::size_t c) { detail::broadcast(b.in_ref(0, c), 0, whole_world).wait(); }},
-      {"reduce", "reduce", false,
-       [](RankBuffers& b, int, int, std::size_t c) {
-         detail::reduce(b.in_ref(0, c), 0, ReduceOp::sum, whole_world).wait();
-       }},
+  static const std::vector<CollectiveSpec> specs =
+      {
+          {"all_reduce", "all_reduce", false,
+           [](RankBuffers& b, int, int, std::size_t c) {
+    detail::all_reduce(b.in_ref(0, c), ReduceOp::sum, whole_world).wait();
+           }},
+          {"broadcast", "broadcast", false,
+           [](RankBuffers& b, int, int, std::size_t c) {
+    detail::broadcast(b.in_ref(0, c), 0, whole_world).wait();
+           }},
+                                           {"reduce", "reduce", false,
+                                            [](RankBuffers& b, int, int, std::size_t c) {
+    detail::reduce(b.in_ref(0, c), 0, ReduceOp::sum, whole_world).wait();
+                                            }},
       {"all_gather", "all_gather", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         detail::all_gather(b.in_ref(0, c), b.out_ref(0, all(n, c)), whole_world).wait();
+    detail::all_gather(b.out_ref(0, all(n, c)), b.in_ref(0, c), whole_world).wait();
        }},
       {"all_gather", "all_gather_inplace", true,
        [](RankBuffers& b, int rank, int n, std::size_t c) {
-         detail::all_gather(b.out_ref(at(rank, c), c), b.out_ref(0, all(n, c)), whole_world).wait();
+    detail::all_gather(b.out_ref(0, all(n, c)), b.out_ref(at(rank, c), c), whole_world).wait();
        }},
       {"reduce_scatter", "reduce_scatter", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         detail::reduce_scatter(b.out_ref(0, c), b.in_ref(0, all(n, c)), ReduceOp::sum, whole_world).wait();
+    detail::reduce_scatter(b.out_ref(0, c), b.in_ref(0, all(n, c)), ReduceOp::sum, whole_world)
+        .wait();
        }},
       {"reduce_scatter", "reduce_scatter_inplace", true,
        [](RankBuffers& b, int rank, int n, std::size_t c) {
-         detail::reduce_scatter(b.in_ref(at(rank, c), c), b.in_ref(0, all(n, c)), ReduceOp::sum, whole_world)
-             .wait();
+    detail::reduce_scatter(b.in_ref(at(rank, c), c), b.in_ref(0, all(n, c)), ReduceOp::sum,
+                           whole_world)
+        .wait();
        }},
       {"gather", "gather", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         detail::gather(b.in_ref(0, c), b.out_ref(0, all(n, c)), 0, whole_world).wait();
+    detail::gather(b.out_ref(0, all(n, c)), b.in_ref(0, c), 0, whole_world).wait();
        }},
       {"scatter", "scatter", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         detail::scatter(b.out_ref(0, c), b.in_ref(0, all(n, c)), 0, whole_world).wait();
+    detail::scatter(b.out_ref(0, c), b.in_ref(0, all(n, c)), 0, whole_world).wait();
        }},
       {"all_to_all", "all_to_all", true,
        [](RankBuffers& b, int, int n, std::size_t c) {
-         detail::all_to_all(b.out_ref(0, all(n, c)), b.in_ref(0, all(n, c)), whole_world).wait();
+    detail::all_to_all(b.out_ref(0, all(n, c)), b.in_ref(0, all(n, c)), whole_world).wait();
        }},
-  };
+      };
   return specs;
 }
 

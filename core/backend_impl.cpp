@@ -28,6 +28,9 @@ struct Scratch {
 std::byte* at(const Buf& b, std::size_t element) {
   return static_cast<std::byte*>(b.data) + element * dtype_size(b.dtype);
 }
+const std::byte* at(const ConstBuf& b, std::size_t element) {
+  return static_cast<const std::byte*>(b.data) + element * dtype_size(b.dtype);
+}
 
 void copy_elements(void* dst, const void* src, std::size_t count, DType dtype) {
   if (count > 0) std::memcpy(dst, src, count * dtype_size(dtype));
@@ -43,14 +46,14 @@ Work BackendImpl::reduce(Buf data, ReduceOp op, int root) {
   return completed_work();
 }
 
-Work BackendImpl::gather(Buf input, Buf output, int root) {
+Work BackendImpl::gather(Buf output, ConstBuf input, int root) {
   Scratch tmp(input.count * static_cast<std::size_t>(size()), input.dtype);
-  all_gather(input, tmp.buf).wait();
+  all_gather(tmp.buf, input).wait();
   if (rank() == root) copy_elements(output.data, tmp.buf.data, tmp.buf.count, input.dtype);
   return completed_work();
 }
 
-Work BackendImpl::scatter(Buf input, Buf output, int root) {
+Work BackendImpl::scatter(Buf output, ConstBuf input, int root) {
   Scratch tmp(output.count * static_cast<std::size_t>(size()), output.dtype);
   if (rank() == root) copy_elements(tmp.buf.data, input.data, tmp.buf.count, output.dtype);
   broadcast(tmp.buf, root).wait();
@@ -59,7 +62,7 @@ Work BackendImpl::scatter(Buf input, Buf output, int root) {
   return completed_work();
 }
 
-Work BackendImpl::reduce_scatter(Buf input, Buf output, ReduceOp op) {
+Work BackendImpl::reduce_scatter(Buf output, ConstBuf input, ReduceOp op) {
   Scratch tmp(input.count, input.dtype);
   copy_elements(tmp.buf.data, input.data, input.count, input.dtype);
   all_reduce(tmp.buf, op).wait();
@@ -68,7 +71,7 @@ Work BackendImpl::reduce_scatter(Buf input, Buf output, ReduceOp op) {
   return completed_work();
 }
 
-Work BackendImpl::all_to_all(Buf input, Buf output) {
+Work BackendImpl::all_to_all(Buf output, ConstBuf input) {
   const std::size_t chunk = input.count / static_cast<std::size_t>(size());
   std::vector<Work> pending;
   for (int peer = 0; peer < size(); ++peer) {
@@ -86,14 +89,15 @@ Work BackendImpl::all_to_all(Buf input, Buf output) {
   return completed_work();
 }
 
-Work BackendImpl::all_to_all_v(Buf input, Buf output, std::span<const std::size_t> input_counts,
-                               std::span<const std::size_t> output_counts) {
+Work BackendImpl::all_to_all_v(Buf output, ConstBuf input,
+                               std::span<const std::size_t> output_counts,
+                               std::span<const std::size_t> input_counts) {
   const auto me = static_cast<std::size_t>(rank());  // its own block's sizes agree (validated)
   std::vector<Work> pending;
   std::vector<int> peers;  // the peer of each pending Work
   std::size_t in_offset = 0, out_offset = 0;
   for (std::size_t peer = 0; peer < input_counts.size(); ++peer) {
-    const Buf in{at(input, in_offset), input_counts[peer], input.dtype, input.device};
+    const ConstBuf in{at(input, in_offset), input_counts[peer], input.dtype, input.device};
     const Buf out{at(output, out_offset), output_counts[peer], output.dtype, output.device};
     in_offset += input_counts[peer];
     out_offset += output_counts[peer];
@@ -123,13 +127,13 @@ Work BackendImpl::all_to_all_v(Buf input, Buf output, std::span<const std::size_
   return completed_work();
 }
 
-Work BackendImpl::all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts) {
+Work BackendImpl::all_gather_v(Buf output, ConstBuf input, std::span<const std::size_t> counts) {
   const std::size_t max_count =
       counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
   Scratch padded(max_count, input.dtype);
   copy_elements(padded.buf.data, input.data, input.count, input.dtype);
   Scratch all(max_count * counts.size(), input.dtype);
-  all_gather(padded.buf, all.buf).wait();
+  all_gather(all.buf, padded.buf).wait();
   std::size_t offset = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
     copy_elements(at(output, offset), at(all.buf, r * max_count), counts[r], input.dtype);

@@ -17,7 +17,13 @@
 
 namespace dist::core {
 
+// What a call writes (in place, an output, a receive) and what it only reads (an input, a send).
 using Buf = detail::BufferRef;
+using ConstBuf = detail::ConstBufferRef;
+
+// What a call only reads, for an engine whose API takes a non-const pointer to a buffer it only
+// reads (Gloo's options and unbound buffers): the one place the const goes.
+inline void* engine_reads(const ConstBuf& b) { return const_cast<void*>(b.data); }
 
 // The tags of the send/recv pieces of the composed all_to_all forms: negative, so they never
 // match a user's (validated non-negative) tag.
@@ -37,11 +43,13 @@ class DIST_API BackendImpl {
   virtual bool reaches(Device where) const { return where == device(); }
 
   // The primitives every backend provides. Each returns a Work that completes the operation.
+  // Arguments come in the public API's order: what the call writes (a Buf), then what it only
+  // reads (a ConstBuf), then the rest.
   virtual Work all_reduce(Buf data, ReduceOp op) = 0;
   virtual Work broadcast(Buf data, int root) = 0;
   // output holds size() × input.count elements, in rank order.
-  virtual Work all_gather(Buf input, Buf output) = 0;
-  virtual Work send(Buf data, int dst, int tag) = 0;
+  virtual Work all_gather(Buf output, ConstBuf input) = 0;
+  virtual Work send(ConstBuf data, int dst, int tag) = 0;
   // `src` may be dist::any_source where receives_from_any_source(); the Work's source() then
   // names the sender once complete.
   virtual Work recv(Buf data, int src, int tag) = 0;
@@ -72,19 +80,19 @@ class DIST_API BackendImpl {
   // overrides the ones its engine does natively.
   virtual Work reduce(Buf data, ReduceOp op, int root);
   // output (root only) holds size() × input.count elements.
-  virtual Work gather(Buf input, Buf output, int root);
+  virtual Work gather(Buf output, ConstBuf input, int root);
   // input (root only) holds size() × output.count elements.
-  virtual Work scatter(Buf input, Buf output, int root);
-  virtual Work reduce_scatter(Buf input, Buf output, ReduceOp op);
-  virtual Work all_to_all(Buf input, Buf output);
+  virtual Work scatter(Buf output, ConstBuf input, int root);
+  virtual Work reduce_scatter(Buf output, ConstBuf input, ReduceOp op);
+  virtual Work all_to_all(Buf output, ConstBuf input);
   // Uneven all_to_all: input_counts[j] elements of input (after the earlier blocks) go to rank j,
   // and output_counts[i] elements come from rank i, in rank order. Every rank's
   // input_counts[j] must be rank j's output_counts[i]: a pair that disagrees is a DesyncError on
   // both of its ranks.
-  virtual Work all_to_all_v(Buf input, Buf output, std::span<const std::size_t> input_counts,
-                            std::span<const std::size_t> output_counts);
+  virtual Work all_to_all_v(Buf output, ConstBuf input, std::span<const std::size_t> output_counts,
+                            std::span<const std::size_t> input_counts);
   // Variable-size all_gather: rank r contributes counts[r] elements; output holds their sum.
-  virtual Work all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts);
+  virtual Work all_gather_v(Buf output, ConstBuf input, std::span<const std::size_t> counts);
   // A barrier that, within `timeout`, raises monitored_barrier_timeout naming the world ranks
   // that had not arrived. This default waits on barrier() with the timeout; the call layer
   // meets in the job's store instead (core/calls/call_layer.cpp).

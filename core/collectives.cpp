@@ -16,14 +16,14 @@ using core::check_count;
 using core::resolve_group;
 
 // The one-rank case of the gathering collectives: the output is the input.
-Work copy_local(BufferRef output, BufferRef input) {
+Work copy_local(BufferRef output, ConstBufferRef input) {
   if (input.count > 0 && output.data != input.data)
     std::memmove(output.data, input.data, input.bytes());
   return {};
 }
 // Whether the one-rank shortcut may copy on the host: both buffers are host memory, or there is
 // no backend to ask (a one-rank group of a device backend lets the backend copy on its device).
-bool host_copy(const core::ResolvedGroup& t, BufferRef a, BufferRef b) {
+bool host_copy(const core::ResolvedGroup& t, ConstBufferRef a, ConstBufferRef b) {
   return !t.backend || (a.device.is_cpu() && b.device.is_cpu());
 }
 std::size_t times(int size, std::size_t count) { return static_cast<std::size_t>(size) * count; }
@@ -34,23 +34,23 @@ std::size_t slot(const core::ResolvedGroup& t, std::size_t per_rank) {
   return static_cast<std::size_t>(t.rank) * per_rank;
 }
 
-// premul_sum's input, scaled: into `into` (a host buffer of data's size), or in place when null.
-void premultiplied(BufferRef data, const OpArg& op, const char* function, void* into = nullptr) {
+// premul_sum's input `data`, scaled into `into` (a host buffer of data's size, data itself for
+// in place).
+void premultiplied(ConstBufferRef data, const OpArg& op, const char* function, void* into) {
   core::check_op(op, data.dtype, function);
   if (data.count > 0 && !data.device.is_cpu())
     throw InvalidArgument(std::string(function) +
                           ": premul_sum needs host buffers, the data is on " +
                           to_string(data.device));
   check_buffer(data, nullptr, function, "data");
-  core::premultiply(into ? into : data.data, data.data, data.count, data.dtype,
-                    *op.premul_factor());
+  core::premultiply(into, data.data, data.count, data.dtype, *op.premul_factor());
 }
 
 // A host copy of `data` scaled for premul_sum, and the buffer that views it.
 struct Scaled {
   std::vector<std::byte> bytes;
   BufferRef buf;
-  Scaled(BufferRef data, const OpArg& op, const char* function)
+  Scaled(ConstBufferRef data, const OpArg& op, const char* function)
       : bytes(data.count * dtype_size(data.dtype)),
         buf{bytes.data(), data.count, data.dtype, Device::cpu()} {
     premultiplied(data, op, function, bytes.data());
@@ -64,7 +64,8 @@ int group_size_checked(const Group& group, const char* function) {
 
 Work all_reduce(BufferRef data, const OpArg& op, const Group& group) {
   const auto t = resolve_group(group, "all_reduce");
-  if (op.premul_factor()) premultiplied(data, op, "all_reduce");  // the sum overwrites it
+  if (op.premul_factor())
+    premultiplied(data, op, "all_reduce", data.data);  // the sum overwrites it
   if (t.size == 1) return {};
   const ReduceOp resolved = core::check_op(op, data.dtype, "all_reduce");
   check_buffer(data, t.backend, "all_reduce", "data");
@@ -95,7 +96,7 @@ Work reduce(BufferRef data, int dst, const OpArg& op, const Group& group) {
   return t.backend->reduce(data, resolved, dst);
 }
 
-Work all_gather(BufferRef input, BufferRef output, const Group& group) {
+Work all_gather(BufferRef output, ConstBufferRef input, const Group& group) {
   const auto t = resolve_group(group, "all_gather");
   core::check_same_dtype(input, output, "all_gather");
   check_count(output.count, times(t.size, input.count), "all_gather", "output",
@@ -104,10 +105,10 @@ Work all_gather(BufferRef input, BufferRef output, const Group& group) {
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_gather", "input");
   check_buffer(output, t.backend, "all_gather", "output");
-  return t.backend->all_gather(input, output);
+  return t.backend->all_gather(output, input);
 }
 
-Work gather(BufferRef input, BufferRef output, int dst, const Group& group) {
+Work gather(BufferRef output, ConstBufferRef input, int dst, const Group& group) {
   const auto t = resolve_group(group, "gather");
   if (t.size > 1) core::check_rank(dst, t.size, "gather", "dst");
   const bool on_dst = t.rank == dst || t.size == 1;
@@ -120,10 +121,10 @@ Work gather(BufferRef input, BufferRef output, int dst, const Group& group) {
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "gather", "input");
   if (on_dst) check_buffer(output, t.backend, "gather", "output");
-  return t.backend->gather(input, on_dst ? output : BufferRef{nullptr, 0, input.dtype}, dst);
+  return t.backend->gather(on_dst ? output : BufferRef{nullptr, 0, input.dtype}, input, dst);
 }
 
-Work scatter(BufferRef output, BufferRef input, int src, const Group& group) {
+Work scatter(BufferRef output, ConstBufferRef input, int src, const Group& group) {
   const auto t = resolve_group(group, "scatter");
   if (t.size > 1) core::check_rank(src, t.size, "scatter", "src");
   const bool on_src = t.rank == src || t.size == 1;
@@ -135,10 +136,10 @@ Work scatter(BufferRef output, BufferRef input, int src, const Group& group) {
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(output, t.backend, "scatter", "output");
   if (on_src) check_buffer(input, t.backend, "scatter", "input");
-  return t.backend->scatter(on_src ? input : BufferRef{nullptr, 0, output.dtype}, output, src);
+  return t.backend->scatter(output, on_src ? input : ConstBufferRef{nullptr, 0, output.dtype}, src);
 }
 
-Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Group& group) {
+Work reduce_scatter(BufferRef output, ConstBufferRef input, const OpArg& op, const Group& group) {
   const auto t = resolve_group(group, "reduce_scatter");
   if (op.premul_factor()) {  // the input is const: the sum runs on a scaled copy
     Scaled scaled(input, op, "reduce_scatter");
@@ -154,10 +155,10 @@ Work reduce_scatter(BufferRef output, BufferRef input, const OpArg& op, const Gr
   const ReduceOp resolved = core::check_op(op, input.dtype, "reduce_scatter");
   check_buffer(input, t.backend, "reduce_scatter", "input");
   check_buffer(output, t.backend, "reduce_scatter", "output");
-  return t.backend->reduce_scatter(input, output, resolved);
+  return t.backend->reduce_scatter(output, input, resolved);
 }
 
-Work all_to_all(BufferRef output, BufferRef input, const Group& group) {
+Work all_to_all(BufferRef output, ConstBufferRef input, const Group& group) {
   const auto t = resolve_group(group, "all_to_all");
   core::check_same_dtype(input, output, "all_to_all");
   core::check_divisible(input.count, t.size, "all_to_all", "input");
@@ -166,10 +167,11 @@ Work all_to_all(BufferRef output, BufferRef input, const Group& group) {
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_to_all", "input");
   check_buffer(output, t.backend, "all_to_all", "output");
-  return t.backend->all_to_all(input, output);
+  return t.backend->all_to_all(output, input);
 }
 
-Work all_to_all_v(BufferRef output, BufferRef input, std::span<const std::int64_t> output_splits,
+Work all_to_all_v(BufferRef output, ConstBufferRef input,
+                  std::span<const std::int64_t> output_splits,
                   std::span<const std::int64_t> input_splits, const Group& group) {
   constexpr const char* function = "all_to_all";
   const auto t = resolve_group(group, function);
@@ -188,10 +190,10 @@ Work all_to_all_v(BufferRef output, BufferRef input, std::span<const std::int64_
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, function, "input");
   check_buffer(output, t.backend, function, "output");
-  return t.backend->all_to_all_v(input, output, in_counts, out_counts);
+  return t.backend->all_to_all_v(output, input, out_counts, in_counts);
 }
 
-Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t> counts,
+Work all_gather_v(BufferRef output, ConstBufferRef input, std::span<const std::size_t> counts,
                   const Group& group) {
   const auto t = resolve_group(group, "all_gather_v");
   core::check_same_dtype(input, output, "all_gather_v");
@@ -208,10 +210,10 @@ Work all_gather_v(BufferRef input, BufferRef output, std::span<const std::size_t
   if (t.size == 1 && host_copy(t, output, input)) return copy_local(output, input);
   check_buffer(input, t.backend, "all_gather_v", "input");
   check_buffer(output, t.backend, "all_gather_v", "output");
-  return t.backend->all_gather_v(input, output, counts);
+  return t.backend->all_gather_v(output, input, counts);
 }
 
-Work send(BufferRef data, int dst, int tag, const Group& group) {
+Work send(ConstBufferRef data, int dst, int tag, const Group& group) {
   return core::check_p2p(data, dst, tag, group, "send", "dst").backend->send(data, dst, tag);
 }
 

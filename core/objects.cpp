@@ -19,15 +19,18 @@ constexpr std::size_t keep_buffers = 4;
 constexpr std::size_t keep_bytes = std::size_t{64} << 20;
 thread_local std::vector<std::vector<std::byte>> spare_buffers;
 
-BufferRef bytes_ref(std::span<const std::byte> bytes) {
-  return {const_cast<std::byte*>(bytes.data()), bytes.size(), DType::uint8, Device::cpu()};
+ConstBufferRef bytes_in(std::span<const std::byte> bytes) {
+  return {bytes.data(), bytes.size(), DType::uint8, Device::cpu()};
+}
+BufferRef bytes_out(std::span<std::byte> bytes) {
+  return {bytes.data(), bytes.size(), DType::uint8, Device::cpu()};
 }
 
 // Every rank's one uint64 value, in group-rank order.
 std::vector<std::uint64_t> all_gather_u64(std::uint64_t value, const Group& group) {
   std::vector<std::uint64_t> out(static_cast<std::size_t>(group_size_checked(group, "all_gather")));
-  all_gather(input_of(std::span<const std::uint64_t>(&value, 1)),
-             buffer_of(std::span<std::uint64_t>(out)), group)
+  all_gather(buffer_of(std::span<std::uint64_t>(out)),
+             input_of(std::span<const std::uint64_t>(&value, 1)), group)
       .wait();
   return out;
 }
@@ -76,7 +79,7 @@ GatheredBytes all_gather_bytes(std::span<const std::byte> mine, const Group& gro
     total += static_cast<std::size_t>(size);
   }
   out.data.bytes.resize(total);
-  all_gather_v(bytes_ref(mine), bytes_ref(out.data.bytes), out.sizes, group).wait();
+  all_gather_v(bytes_out(out.data.bytes), bytes_in(mine), out.sizes, group).wait();
   return out;
 }
 
@@ -96,7 +99,7 @@ std::optional<GatheredBytes> gather_bytes(std::span<const std::byte> mine, int d
   std::copy(mine.begin(), mine.end(), padded.begin() + sizeof size);
   GatheredBytes out;
   if (on_dst) out.data.bytes.resize(slot * static_cast<std::size_t>(n));
-  gather(bytes_ref(padded), bytes_ref(out.data.bytes), dst, group).wait();
+  gather(bytes_out(out.data.bytes), bytes_in(padded), dst, group).wait();
   if (!on_dst) return std::nullopt;
   out.offsets.reserve(static_cast<std::size_t>(n));
   out.sizes.reserve(static_cast<std::size_t>(n));
@@ -154,7 +157,7 @@ void scatter_bytes(std::span<const std::byte> data, std::span<const std::uint64_
     }
   }
   out.resize(static_cast<std::size_t>(longest));
-  scatter(bytes_ref(out), bytes_ref(padded), src, group).wait();
+  scatter(bytes_out(out), bytes_in(padded), src, group).wait();
   out.resize(static_cast<std::size_t>(mine[0]));
 }
 
@@ -174,7 +177,7 @@ void broadcast_bytes(std::size_t length, std::vector<std::byte>& data,
   std::size_t total = 0;
   for (std::uint64_t s : sizes) total += static_cast<std::size_t>(s);
   if (!on_src) data.resize(total);
-  if (total > 0) broadcast(bytes_ref(data), src, group).wait();
+  if (total > 0) broadcast(bytes_out(data), src, group).wait();
 }
 
 }  // namespace dist::detail

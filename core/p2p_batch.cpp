@@ -41,8 +41,8 @@ void match_self(const std::vector<P2POp>& ops, const std::vector<std::size_t>& s
                               ", and the batch has no " + (k < sends.size() ? "irecv" : "isend") +
                               " to match it (a rank's messages to itself match within one batch)");
       }
-      const auto& s = ops[sends[k]].data;
-      const auto& r = ops[recvs[k]].data;
+      const auto& s = ops[sends[k]].sent;
+      const auto& r = ops[recvs[k]].received;
       if (s.count != r.count || s.dtype != r.dtype)
         throw InvalidArgument("batch_isend_irecv: " + op_text(ops, sends[k]) + " sends itself " +
                               std::to_string(s.count) + " " + std::string(to_string(s.dtype)) +
@@ -52,8 +52,8 @@ void match_self(const std::vector<P2POp>& ops, const std::vector<std::size_t>& s
   }
   for (const auto& [tag, pair] : by_tag) {
     for (std::size_t k = 0; k < pair.first.size(); ++k) {
-      const auto& s = ops[pair.first[k]].data;
-      const auto& r = ops[pair.second[k]].data;
+      const auto& s = ops[pair.first[k]].sent;
+      const auto& r = ops[pair.second[k]].received;
       if (s.bytes() == 0) continue;
       if (s.device.is_cpu() && r.device.is_cpu()) {
         std::memmove(r.data, s.data, s.bytes());
@@ -78,8 +78,8 @@ std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops) {
     const P2POp& op = ops[i];
     const bool send = op.kind == P2POp::Kind::isend;
     const std::string function = "batch_isend_irecv: " + op_text(ops, i);
-    targets.push_back(
-        core::check_p2p(op.data, op.peer, op.tag, op.group, function.c_str(), "peer", !send, true));
+    targets.push_back(core::check_p2p(op.data(), op.peer, op.tag, op.group, function.c_str(),
+                                      "peer", !send, true));
     if (targets.back().group != targets.front().group)
       throw InvalidArgument(function +
                             " is on another group than ops[0]: the operations of a batch share "
@@ -94,9 +94,10 @@ std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops) {
     core::BackendImpl& backend = *targets[i].backend;
     if (op.peer == targets[i].rank) works.emplace_back();  // copied above: complete
     else if (op.kind == P2POp::Kind::isend)
-      works.push_back(detail::track_unwaited_send(backend.send(op.data, op.peer, op.tag), op.data));
+      works.push_back(detail::track_unwaited_send(backend.send(op.sent, op.peer, op.tag), op.sent));
     else
-      works.push_back(detail::track_unwaited(core::post_recv(backend, op.data, op.peer, op.tag)));
+      works.push_back(
+          detail::track_unwaited(core::post_recv(backend, op.received, op.peer, op.tag)));
   }
   return works;
 }

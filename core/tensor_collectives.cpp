@@ -58,7 +58,7 @@ std::vector<Tensor> all_gather(const Tensor& data, const Group& group) {
   const int n = detail::group_size_checked(group, "all_gather");
   Tensor flat = Tensor::empty(flat_shape(data.numel() * static_cast<std::size_t>(n)), data.dtype(),
                               data.device());
-  detail::all_gather(detail::buffer_of(data), detail::buffer_of(flat), group).wait();
+  detail::all_gather(detail::buffer_of(flat), detail::input_of(data), group).wait();
   return detail::split_tensor(flat, n, data.shape());
 }
 
@@ -67,7 +67,7 @@ std::vector<Tensor> gather(const Tensor& data, int dst, const Group& group) {
   const bool on_dst = get_rank(group) == dst;
   Tensor flat = Tensor::empty(flat_shape(on_dst ? data.numel() * static_cast<std::size_t>(n) : 0),
                               data.dtype(), data.device());
-  detail::gather(detail::buffer_of(data), detail::buffer_of(flat), dst, group).wait();
+  detail::gather(detail::buffer_of(flat), detail::input_of(data), dst, group).wait();
   if (!on_dst) return {};
   return detail::split_tensor(flat, n, data.shape());
 }
@@ -86,24 +86,24 @@ void scatter(Tensor& output, const std::vector<Tensor>& chunks, int src, const G
       part.copy_from(chunks[static_cast<std::size_t>(i)]);
     }
   }
-  detail::scatter(detail::buffer_of(output), detail::buffer_of(flat), src, group).wait();
+  detail::scatter(detail::buffer_of(output), detail::input_of(flat), src, group).wait();
 }
 
 Tensor reduce_scatter(const Tensor& input, OpArg op, const Group& group) {
   const int n = detail::group_size_checked(group, "reduce_scatter");
   Tensor out = Tensor::empty(divided_shape(input, n), input.dtype(), input.device());
-  detail::reduce_scatter(detail::buffer_of(out), detail::buffer_of(input), op, group).wait();
+  detail::reduce_scatter(detail::buffer_of(out), detail::input_of(input), op, group).wait();
   return out;
 }
 
 Tensor all_to_all(const Tensor& input, const Group& group) {
   Tensor out = Tensor::empty(input.shape(), input.dtype(), input.device());
-  detail::all_to_all(detail::buffer_of(out), detail::buffer_of(input), group).wait();
+  detail::all_to_all(detail::buffer_of(out), detail::input_of(input), group).wait();
   return out;
 }
 
 void send(const Tensor& data, int dst, int tag, const Group& group) {
-  detail::send(detail::buffer_of(data), dst, tag, group).wait();
+  detail::send(detail::input_of(data), dst, tag, group).wait();
 }
 int recv(Tensor& data, int src, int tag, const Group& group) {
   Work work = detail::recv(detail::buffer_of(data), src, tag, group);
@@ -111,8 +111,8 @@ int recv(Tensor& data, int src, int tag, const Group& group) {
   return work.source();
 }
 Work isend(const Tensor& data, int dst, int tag, const Group& group) {
-  return detail::track_unwaited_send(detail::send(detail::buffer_of(data), dst, tag, group),
-                                     detail::buffer_of(data));
+  return detail::track_unwaited_send(detail::send(detail::input_of(data), dst, tag, group),
+                                     detail::input_of(data));
 }
 Work irecv(Tensor& data, int src, int tag, const Group& group) {
   return detail::track_unwaited(detail::recv(detail::buffer_of(data), src, tag, group));
@@ -123,7 +123,7 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const Group& gr
 }
 Work all_gather_into_tensor_async(Tensor& output, const Tensor& input, const Group& group) {
   return detail::track_unwaited(
-      detail::all_gather(detail::buffer_of(input), detail::buffer_of(output), group));
+      detail::all_gather(detail::buffer_of(output), detail::input_of(input), group));
 }
 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, OpArg op, const Group& group) {
@@ -132,7 +132,7 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, OpArg op, const 
 Work reduce_scatter_tensor_async(Tensor& output, const Tensor& input, OpArg op,
                                  const Group& group) {
   return detail::track_unwaited(
-      detail::reduce_scatter(detail::buffer_of(output), detail::buffer_of(input), op, group));
+      detail::reduce_scatter(detail::buffer_of(output), detail::input_of(input), op, group));
 }
 
 Work reduce_async(Tensor& data, int dst, OpArg op, const Group& group) {
@@ -140,15 +140,15 @@ Work reduce_async(Tensor& data, int dst, OpArg op, const Group& group) {
 }
 Work gather_async(Tensor& output, const Tensor& input, int dst, const Group& group) {
   return detail::track_unwaited(
-      detail::gather(detail::buffer_of(input), detail::buffer_of(output), dst, group));
+      detail::gather(detail::buffer_of(output), detail::input_of(input), dst, group));
 }
 Work scatter_async(Tensor& output, const Tensor& input, int src, const Group& group) {
   return detail::track_unwaited(
-      detail::scatter(detail::buffer_of(output), detail::buffer_of(input), src, group));
+      detail::scatter(detail::buffer_of(output), detail::input_of(input), src, group));
 }
 Work all_to_all_async(Tensor& output, const Tensor& input, const Group& group) {
   return detail::track_unwaited(
-      detail::all_to_all(detail::buffer_of(output), detail::buffer_of(input), group));
+      detail::all_to_all(detail::buffer_of(output), detail::input_of(input), group));
 }
 
 }  // namespace dist

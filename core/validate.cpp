@@ -63,7 +63,7 @@ ReduceOp check_op(const OpArg& op, DType dtype, const char* function) {
   return resolved;
 }
 
-void check_buffer(const Buf& buffer, const BackendImpl* backend, const char* function,
+void check_buffer(const ConstBuf& buffer, const BackendImpl* backend, const char* function,
                   const char* argument) {
   if (buffer.count > 0 && buffer.data == nullptr)
     throw InvalidArgument(where(function, argument) + " is null but holds " +
@@ -83,7 +83,7 @@ void check_count(std::size_t actual, std::size_t expected, const char* function,
                           " elements but must hold " + rule + " = " + std::to_string(expected));
 }
 
-void check_same_dtype(const Buf& a, const Buf& b, const char* function) {
+void check_same_dtype(const ConstBuf& a, const ConstBuf& b, const char* function) {
   if (a.dtype != b.dtype)
     throw InvalidArgument(std::string(function) + ": input is " + std::string(to_string(a.dtype)) +
                           " but output is " + std::string(to_string(b.dtype)));
@@ -123,7 +123,7 @@ std::vector<std::size_t> check_splits(std::span<const std::int64_t> splits, int 
   return counts;
 }
 
-ResolvedGroup check_p2p(const Buf& data, int peer, int tag, const Group& group,
+ResolvedGroup check_p2p(const ConstBuf& data, int peer, int tag, const Group& group,
                         const char* function, const char* argument, bool receive, bool self) {
   const auto t = resolve_group(group, function);
   if (receive && peer == any_source) {
@@ -146,7 +146,7 @@ ResolvedGroup check_p2p(const Buf& data, int peer, int tag, const Group& group,
 
 namespace {
 // "[0x..., 0x...) (n elements)": a buffer's byte range, for check_disjoint's message.
-std::string range_text(const Buf& b) {
+std::string range_text(const ConstBuf& b) {
   char text[64];
   const auto begin = reinterpret_cast<std::uintptr_t>(b.data);
   std::snprintf(text, sizeof text, "[%#zx, %#zx)", static_cast<std::size_t>(begin),
@@ -155,8 +155,9 @@ std::string range_text(const Buf& b) {
 }
 }  // namespace
 
-void check_disjoint(const Buf& part, const Buf& whole, std::optional<std::size_t> own_slot,
-                    const char* function, const char* part_name, const char* whole_name) {
+void check_disjoint(const ConstBuf& part, const ConstBuf& whole,
+                    std::optional<std::size_t> own_slot, const char* function,
+                    const char* part_name, const char* whole_name) {
   if (part.count == 0 || whole.count == 0 || part.device != whole.device) return;
   const auto* p = static_cast<const std::byte*>(part.data);
   const auto* w = static_cast<const std::byte*>(whole.data);

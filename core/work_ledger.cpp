@@ -117,7 +117,7 @@ Work track_unwaited(Work work) {
   return enter(std::move(work), context);
 }
 
-Work track_unwaited_send(Work work, BufferRef data) {
+Work track_unwaited_send(Work work, ConstBufferRef data) {
   core::Context* context = nullptr;
   work = enter(std::move(work), context);
   if (work.state() && context && context->check_send_buffers && data.device.is_cpu()) {

@@ -44,7 +44,7 @@ class SimWork final : public dist::detail::WorkState {
 };
 
 // A call moving `count` elements of `dtype` (the dtype every rank's call must agree on).
-Call data_call(OpKind kind, DType dtype, const core::Buf& in, const core::Buf& out,
+Call data_call(OpKind kind, DType dtype, const core::Buf& out, const core::ConstBuf& in,
                std::size_t count) {
   Call c;
   c.kind = kind;
@@ -93,49 +93,49 @@ Work SimBackend::reduce(core::Buf data, ReduceOp op, int root) {
   return post(std::move(c));
 }
 
-Work SimBackend::all_gather(core::Buf input, core::Buf output) {
-  return post(data_call(OpKind::all_gather, input.dtype, input, output, input.count));
+Work SimBackend::all_gather(core::Buf output, core::ConstBuf input) {
+  return post(data_call(OpKind::all_gather, input.dtype, output, input, input.count));
 }
 
-Work SimBackend::gather(core::Buf input, core::Buf output, int root) {
-  Call c = data_call(OpKind::gather, input.dtype, input, output, input.count);
+Work SimBackend::gather(core::Buf output, core::ConstBuf input, int root) {
+  Call c = data_call(OpKind::gather, input.dtype, output, input, input.count);
   c.root_or_peer = root;
   return post(std::move(c));
 }
 
-Work SimBackend::scatter(core::Buf input, core::Buf output, int root) {
-  Call c = data_call(OpKind::scatter, output.dtype, input, output, output.count);
+Work SimBackend::scatter(core::Buf output, core::ConstBuf input, int root) {
+  Call c = data_call(OpKind::scatter, output.dtype, output, input, output.count);
   c.root_or_peer = root;
   return post(std::move(c));
 }
 
-Work SimBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
-  Call c = data_call(OpKind::reduce_scatter, output.dtype, input, output, output.count);
+Work SimBackend::reduce_scatter(core::Buf output, core::ConstBuf input, ReduceOp op) {
+  Call c = data_call(OpKind::reduce_scatter, output.dtype, output, input, output.count);
   c.op = op;
   return post(std::move(c));
 }
 
-Work SimBackend::all_to_all(core::Buf input, core::Buf output) {
-  return post(data_call(OpKind::all_to_all, input.dtype, input, output,
+Work SimBackend::all_to_all(core::Buf output, core::ConstBuf input) {
+  return post(data_call(OpKind::all_to_all, input.dtype, output, input,
                         input.count / static_cast<std::size_t>(size())));
 }
 
-Work SimBackend::all_gather_v(core::Buf input, core::Buf output,
+Work SimBackend::all_gather_v(core::Buf output, core::ConstBuf input,
                               std::span<const std::size_t> counts) {
-  Call c = data_call(OpKind::all_gather_v, input.dtype, input, output, output.count);
+  Call c = data_call(OpKind::all_gather_v, input.dtype, output, input, output.count);
   c.counts.assign(counts.begin(), counts.end());
   return post(std::move(c));
 }
 
-Work SimBackend::send(core::Buf data, int dst, int tag) {
-  Call c = data_call(OpKind::send, data.dtype, data, core::Buf{}, data.count);
+Work SimBackend::send(core::ConstBuf data, int dst, int tag) {
+  Call c = data_call(OpKind::send, data.dtype, core::Buf{}, data, data.count);
   c.root_or_peer = dst;
   c.tag = tag;
   return post_p2p(std::move(c));
 }
 
 Work SimBackend::recv(core::Buf data, int src, int tag) {
-  Call c = data_call(OpKind::recv, data.dtype, core::Buf{}, data, data.count);
+  Call c = data_call(OpKind::recv, data.dtype, data, core::ConstBuf{}, data.count);
   c.root_or_peer = src;
   c.tag = tag;
   return post_p2p(std::move(c));

@@ -5,6 +5,8 @@
 #include <exception>
 #include <string>
 
+#include "dist/errors.hpp"
+
 namespace test_support {
 
 inline std::string message_of(const std::exception_ptr& e) {
@@ -20,14 +22,7 @@ inline std::string message_of(const std::exception_ptr& e) {
 
 template <class E>
 bool raised(const std::exception_ptr& e) {
-  if (!e) return false;
-  try {
-    std::rethrow_exception(e);
-  } catch (const E&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
+  return dist::holds_error<E>(e);
 }
 
 }  // namespace test_support

@@ -120,10 +120,10 @@ class CallLayer final : public BackendImpl {
   Work broadcast(Buf data, int root) override {
     return call(call_of::broadcast(data, root), [&] { return inner_->broadcast(data, root); });
   }
-  Work all_gather(Buf input, Buf output) override {
-    return call(call_of::all_gather(input), [&] { return inner_->all_gather(input, output); });
+  Work all_gather(Buf output, ConstBuf input) override {
+    return call(call_of::all_gather(input), [&] { return inner_->all_gather(output, input); });
   }
-  Work send(Buf data, int dst, int tag) override {
+  Work send(ConstBuf data, int dst, int tag) override {
     return call(call_of::send(data, dst, tag), [&] { return inner_->send(data, dst, tag); });
   }
   Work recv(Buf data, int src, int tag) override {
@@ -136,28 +136,28 @@ class CallLayer final : public BackendImpl {
   Work reduce(Buf data, ReduceOp op, int root) override {
     return call(call_of::reduce(data, op, root), [&] { return inner_->reduce(data, op, root); });
   }
-  Work gather(Buf input, Buf output, int root) override {
-    return call(call_of::gather(input, root), [&] { return inner_->gather(input, output, root); });
+  Work gather(Buf output, ConstBuf input, int root) override {
+    return call(call_of::gather(input, root), [&] { return inner_->gather(output, input, root); });
   }
-  Work scatter(Buf input, Buf output, int root) override {
+  Work scatter(Buf output, ConstBuf input, int root) override {
     return call(call_of::scatter(output, root),
-                [&] { return inner_->scatter(input, output, root); });
+                [&] { return inner_->scatter(output, input, root); });
   }
-  Work reduce_scatter(Buf input, Buf output, ReduceOp op) override {
+  Work reduce_scatter(Buf output, ConstBuf input, ReduceOp op) override {
     return call(call_of::reduce_scatter(output, op),
-                [&] { return inner_->reduce_scatter(input, output, op); });
+                [&] { return inner_->reduce_scatter(output, input, op); });
   }
-  Work all_to_all(Buf input, Buf output) override {
-    return call(call_of::all_to_all(input), [&] { return inner_->all_to_all(input, output); });
+  Work all_to_all(Buf output, ConstBuf input) override {
+    return call(call_of::all_to_all(input), [&] { return inner_->all_to_all(output, input); });
   }
-  Work all_gather_v(Buf input, Buf output, std::span<const std::size_t> counts) override {
-    return call(call_of::all_gather_v(input, output, counts),
-                [&] { return inner_->all_gather_v(input, output, counts); });
+  Work all_gather_v(Buf output, ConstBuf input, std::span<const std::size_t> counts) override {
+    return call(call_of::all_gather_v(output, input, counts),
+                [&] { return inner_->all_gather_v(output, input, counts); });
   }
-  Work all_to_all_v(Buf input, Buf output, std::span<const std::size_t> input_counts,
-                    std::span<const std::size_t> output_counts) override {
+  Work all_to_all_v(Buf output, ConstBuf input, std::span<const std::size_t> output_counts,
+                    std::span<const std::size_t> input_counts) override {
     return call(call_of::all_to_all_v(input),
-                [&] { return inner_->all_to_all_v(input, output, input_counts, output_counts); });
+                [&] { return inner_->all_to_all_v(output, input, output_counts, input_counts); });
   }
   std::shared_ptr<BackendImpl> split(const std::vector<int>& ranks) override;
   std::shared_ptr<BackendImpl> split_local(const std::vector<int>& ranks) override {
@@ -270,9 +270,9 @@ void CallLayer::check_same_call(const CallDesc& mine, std::uint64_t seq) {
   };
   const Checked own{mine, seq};
   std::vector<Checked> all(static_cast<std::size_t>(size()));
-  const Buf in{const_cast<Checked*>(&own), sizeof own, DType::uint8, Device::cpu()};
+  const ConstBuf in{&own, sizeof own, DType::uint8, Device::cpu()};
   const Buf out{all.data(), sizeof own * all.size(), DType::uint8, Device::cpu()};
-  inner_->all_gather(in, out).wait();
+  inner_->all_gather(out, in).wait();
   for (const Checked& c : all) {
     const auto field = differing_field(all.front().call, c.call);
     if (field.empty()) continue;

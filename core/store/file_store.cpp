@@ -17,8 +17,7 @@
 
 namespace dist {
 
-using core::Bytes;
-namespace store_detail = core::store_detail;
+namespace core {
 
 namespace {
 // Count the objects destroyed and those open, for the cleanup; not keys num_keys() counts.
@@ -50,9 +49,9 @@ void put_u32(Bytes& out, std::size_t value) {
 }  // namespace
 
 // Holds flock on the store file (shared or exclusive) and this object's mutex.
-class FileStore::Lock {
+class FileStoreImpl::Lock {
  public:
-  Lock(FileStore& store, bool exclusive) : store_(store), guard_(store.mutex_) {
+  Lock(FileStoreImpl& store, bool exclusive) : store_(store), guard_(store.mutex_) {
     while (::flock(store_.fd_, exclusive ? LOCK_EX : LOCK_SH) != 0)
       if (errno != EINTR) throw_os("locking", store_.path_);
   }
@@ -61,11 +60,11 @@ class FileStore::Lock {
   Lock& operator=(const Lock&) = delete;
 
  private:
-  FileStore& store_;
+  FileStoreImpl& store_;
   std::lock_guard<std::mutex> guard_;
 };
 
-FileStore::FileStore(std::string path, int world_size)
+FileStoreImpl::FileStoreImpl(std::string path, int world_size)
     : path_(std::move(path)), world_size_(world_size) {
   if (world_size_ == 0 || world_size_ < -1)
     throw InvalidArgument("FileStore: world_size must be positive, or -1 to keep the file; got " +
@@ -83,7 +82,7 @@ FileStore::FileStore(std::string path, int world_size)
   }
 }
 
-FileStore::~FileStore() {
+FileStoreImpl::~FileStoreImpl() {
   try {
     if (world_size_ > 0) {
       Lock lock(*this, true);
@@ -95,7 +94,7 @@ FileStore::~FileStore() {
   ::close(fd_);
 }
 
-void FileStore::refresh_locked() {
+void FileStoreImpl::refresh_locked() {
   const off_t end = ::lseek(fd_, 0, SEEK_END);
   if (end < 0) throw_os("seeking in", path_);
   if (end <= read_offset_) return;
@@ -148,7 +147,7 @@ void FileStore::refresh_locked() {
   read_offset_ = end;
 }
 
-void FileStore::append_locked(const std::string& key, const Bytes* value) {
+void FileStoreImpl::append_locked(const std::string& key, const Bytes* value) {
   const std::size_t value_size = value ? value->size() : 0;
   if (key.size() >= deleted || value_size >= deleted)
     throw InvalidArgument("FileStore: key '" + key.substr(0, 64) + "' of " +
@@ -165,19 +164,19 @@ void FileStore::append_locked(const std::string& key, const Bytes* value) {
   write_all(fd_, record.data(), record.size(), path_);
 }
 
-void FileStore::do_set(const std::string& key, const Bytes& value) {
+void FileStoreImpl::set(const std::string& key, const Bytes& value, std::chrono::milliseconds) {
   Lock lock(*this, true);
   append_locked(key, &value);
 }
 
-std::vector<std::string> FileStore::missing_locked(const std::vector<std::string>& keys) const {
+std::vector<std::string> FileStoreImpl::missing_locked(const std::vector<std::string>& keys) const {
   std::vector<std::string> missing;
   for (const auto& k : keys)
     if (!cache_.contains(k)) missing.push_back(k);
   return missing;
 }
 
-void FileStore::do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+void FileStoreImpl::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
@@ -196,18 +195,19 @@ void FileStore::do_wait(const std::vector<std::string>& keys, std::chrono::milli
   }
 }
 
-Bytes FileStore::do_get(const std::string& key, std::chrono::milliseconds timeout) {
+Bytes FileStoreImpl::get(const std::string& key, std::chrono::milliseconds timeout,
+                         std::chrono::milliseconds) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {  // once more when the key was deleted between the wait and the read
-    do_wait({key}, std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                deadline - std::chrono::steady_clock::now()),
-                            std::chrono::milliseconds(0)));
+    wait({key}, std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                             deadline - std::chrono::steady_clock::now()),
+                         std::chrono::milliseconds(0)));
     std::lock_guard guard(mutex_);
     if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   }
 }
 
-std::int64_t FileStore::add_locked(const std::string& key, std::int64_t delta) {
+std::int64_t FileStoreImpl::add_locked(const std::string& key, std::int64_t delta) {
   refresh_locked();
   const auto it = cache_.find(key);
   const std::int64_t value = store_detail::added_counter(
@@ -217,19 +217,20 @@ std::int64_t FileStore::add_locked(const std::string& key, std::int64_t delta) {
   return value;
 }
 
-std::int64_t FileStore::do_add(const std::string& key, std::int64_t delta) {
+std::int64_t FileStoreImpl::add(const std::string& key, std::int64_t delta,
+                                std::chrono::milliseconds) {
   Lock lock(*this, true);
   return add_locked(key, delta);
 }
 
-bool FileStore::do_check(const std::vector<std::string>& keys) {
+bool FileStoreImpl::check(const std::vector<std::string>& keys, std::chrono::milliseconds) {
   Lock lock(*this, false);
   refresh_locked();
   return missing_locked(keys).empty();
 }
 
-Bytes FileStore::do_compare_set(const std::string& key, const Bytes& expected,
-                                const Bytes& desired) {
+Bytes FileStoreImpl::compare_set(const std::string& key, const Bytes& expected,
+                                 const Bytes& desired, std::chrono::milliseconds) {
   Lock lock(*this, true);
   refresh_locked();
   const auto it = cache_.find(key);
@@ -239,7 +240,7 @@ Bytes FileStore::do_compare_set(const std::string& key, const Bytes& expected,
   return std::move(outcome.value);
 }
 
-bool FileStore::do_delete_key(const std::string& key) {
+bool FileStoreImpl::delete_key(const std::string& key, std::chrono::milliseconds) {
   Lock lock(*this, true);
   refresh_locked();
   if (!cache_.contains(key)) return false;
@@ -247,11 +248,20 @@ bool FileStore::do_delete_key(const std::string& key) {
   return true;
 }
 
-std::int64_t FileStore::do_num_keys() {
+std::int64_t FileStoreImpl::num_keys(std::chrono::milliseconds) {
   Lock lock(*this, false);
   refresh_locked();
   return static_cast<std::int64_t>(cache_.size() - (cache_.contains(users_key) ? 1 : 0) -
                                    (cache_.contains(open_key) ? 1 : 0));
 }
+
+}  // namespace core
+
+FileStore::FileStore(std::string path, int world_size)
+    : ImplementedStore(std::make_shared<core::FileStoreImpl>(std::move(path), world_size)) {}
+
+FileStore::~FileStore() = default;
+
+const std::string& FileStore::path() const { return impl<core::FileStoreImpl>().path(); }
 
 }  // namespace dist

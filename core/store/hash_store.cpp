@@ -3,10 +3,9 @@
 
 namespace dist {
 
-using core::Bytes;
-namespace store_detail = core::store_detail;
+namespace core {
 
-void HashStore::do_set(const std::string& key, const Bytes& value) {
+void HashStoreImpl::set(const std::string& key, const Bytes& value, std::chrono::milliseconds) {
   {
     std::lock_guard lock(mutex_);
     data_[key] = value;
@@ -14,27 +13,29 @@ void HashStore::do_set(const std::string& key, const Bytes& value) {
   changed_.notify_all();
 }
 
-std::vector<std::string> HashStore::missing_locked(const std::vector<std::string>& keys) const {
+std::vector<std::string> HashStoreImpl::missing_locked(const std::vector<std::string>& keys) const {
   std::vector<std::string> missing;
   for (const auto& k : keys)
     if (!data_.contains(k)) missing.push_back(k);
   return missing;
 }
 
-void HashStore::do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+void HashStoreImpl::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   const bool ready = changed_.wait_for(lock, timeout, [&] { return missing_locked(keys).empty(); });
   if (!ready) store_detail::throw_timeout("HashStore", timeout, missing_locked(keys));
 }
 
-Bytes HashStore::do_get(const std::string& key, std::chrono::milliseconds timeout) {
+Bytes HashStoreImpl::get(const std::string& key, std::chrono::milliseconds timeout,
+                         std::chrono::milliseconds) {
   std::unique_lock lock(mutex_);
   const bool ready = changed_.wait_for(lock, timeout, [&] { return data_.contains(key); });
   if (!ready) store_detail::throw_timeout("HashStore", timeout, {key});
   return data_.at(key);
 }
 
-std::int64_t HashStore::do_add(const std::string& key, std::int64_t delta) {
+std::int64_t HashStoreImpl::add(const std::string& key, std::int64_t delta,
+                                std::chrono::milliseconds) {
   std::int64_t value = 0;
   {
     std::lock_guard lock(mutex_);
@@ -47,13 +48,13 @@ std::int64_t HashStore::do_add(const std::string& key, std::int64_t delta) {
   return value;
 }
 
-bool HashStore::do_check(const std::vector<std::string>& keys) {
+bool HashStoreImpl::check(const std::vector<std::string>& keys, std::chrono::milliseconds) {
   std::lock_guard lock(mutex_);
   return missing_locked(keys).empty();
 }
 
-Bytes HashStore::do_compare_set(const std::string& key, const Bytes& expected,
-                                const Bytes& desired) {
+Bytes HashStoreImpl::compare_set(const std::string& key, const Bytes& expected,
+                                 const Bytes& desired, std::chrono::milliseconds) {
   store_detail::CompareSetOutcome outcome;
   {
     std::lock_guard lock(mutex_);
@@ -67,14 +68,18 @@ Bytes HashStore::do_compare_set(const std::string& key, const Bytes& expected,
   return outcome.value;
 }
 
-bool HashStore::do_delete_key(const std::string& key) {
+bool HashStoreImpl::delete_key(const std::string& key, std::chrono::milliseconds) {
   std::lock_guard lock(mutex_);
   return data_.erase(key) > 0;
 }
 
-std::int64_t HashStore::do_num_keys() {
+std::int64_t HashStoreImpl::num_keys(std::chrono::milliseconds) {
   std::lock_guard lock(mutex_);
   return static_cast<std::int64_t>(data_.size());
 }
+
+}  // namespace core
+
+HashStore::HashStore() : ImplementedStore(std::make_shared<core::HashStoreImpl>()) {}
 
 }  // namespace dist

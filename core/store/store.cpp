@@ -1,5 +1,5 @@
-// The Store front end (default timeouts, argument checks, text values), PrefixStore, and the
-// helpers every store implementation shares (timeout errors, the add counter, compare_set).
+// The Store front end (default timeouts, argument checks, text values) and the helpers every
+// store implementation shares (timeout errors, the add counter, compare_set, missing).
 #include "core/store/store.hpp"
 
 #include <algorithm>
@@ -88,70 +88,8 @@ void Store::do_set_within(const std::string& key, const Bytes& value, std::chron
 
 std::vector<std::string> Store::do_missing(const std::vector<std::string>& keys,
                                            std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (i % 1024 == 1023 && std::chrono::steady_clock::now() > deadline)
-      throw TimeoutError("store missing: checked " + std::to_string(i) + " of " +
-                         std::to_string(keys.size()) + " keys within " +
-                         std::to_string(timeout.count()) + " ms");
-    if (!do_check({keys[i]})) out.push_back(keys[i]);
-  }
-  return out;
-}
-
-PrefixStore::PrefixStore(std::string prefix, std::shared_ptr<Store> base)
-    : prefix_(std::move(prefix)), base_(std::move(base)) {
-  if (!base_) throw InvalidArgument("PrefixStore: the base store is null");
-  set_timeout(base_->timeout());
-}
-
-std::vector<std::string> PrefixStore::keys_of(const std::vector<std::string>& keys) const {
-  std::vector<std::string> out;
-  out.reserve(keys.size());
-  for (const auto& k : keys) out.push_back(key_of(k));
-  return out;
-}
-
-void PrefixStore::do_set(const std::string& key, const Bytes& value) {
-  base_->set(key_of(key), value);
-}
-
-Bytes PrefixStore::do_get(const std::string& key, std::chrono::milliseconds timeout) {
-  return base_->get(key_of(key), timeout);
-}
-
-void PrefixStore::do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
-  base_->wait(keys_of(keys), timeout);
-}
-
-std::int64_t PrefixStore::do_add(const std::string& key, std::int64_t delta) {
-  return base_->add(key_of(key), delta);
-}
-
-bool PrefixStore::do_check(const std::vector<std::string>& keys) {
-  return base_->check(keys_of(keys));
-}
-
-Bytes PrefixStore::do_compare_set(const std::string& key, const Bytes& expected,
-                                  const Bytes& desired) {
-  return base_->compare_set(key_of(key), expected, desired);
-}
-
-bool PrefixStore::do_delete_key(const std::string& key) { return base_->delete_key(key_of(key)); }
-
-std::int64_t PrefixStore::do_num_keys() { return base_->num_keys(); }
-
-void PrefixStore::do_set_within(const std::string& key, const Bytes& value,
-                                std::chrono::milliseconds timeout) {
-  base_->set(key_of(key), value, timeout);
-}
-
-std::vector<std::string> PrefixStore::do_missing(const std::vector<std::string>& keys,
-                                                 std::chrono::milliseconds timeout) {
-  auto out = base_->missing(keys_of(keys), timeout);
-  for (auto& k : out) k.erase(0, prefix_.size() + 1);
-  return out;
+  return core::store_detail::missing_one_by_one(
+      keys, timeout, [&](const std::string& key) { return do_check({key}); });
 }
 
 namespace core::store_detail {
@@ -195,6 +133,21 @@ CompareSetOutcome compare_set_outcome(const Bytes* current, const Bytes& expecte
                                       const Bytes& desired) {
   if (current ? *current == expected : expected.empty()) return {true, desired};
   return {false, current ? *current : expected};
+}
+
+std::vector<std::string> missing_one_by_one(const std::vector<std::string>& keys,
+                                            std::chrono::milliseconds timeout,
+                                            const std::function<bool(const std::string&)>& is_set) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i % 1024 == 1023 && std::chrono::steady_clock::now() > deadline)
+      throw TimeoutError("store missing: checked " + std::to_string(i) + " of " +
+                         std::to_string(keys.size()) + " keys within " +
+                         std::to_string(timeout.count()) + " ms");
+    if (!is_set(keys[i])) out.push_back(keys[i]);
+  }
+  return out;
 }
 
 }  // namespace core::store_detail

@@ -1,10 +1,12 @@
 // The stores of <dist/store.hpp> under the names core has always used, and the helpers every
-// store implementation shares (timeout errors, the add counter's text form). Implementations:
-// store.cpp (the front end, PrefixStore), hash_store.cpp, file_store.cpp, tcp_store*.cpp.
+// store implementation shares (timeout errors, the add counter's text form). store.cpp: the Store
+// front end; each kind is a StoreImpl (store_impl.hpp) in hash_store, file_store, tcp_store*,
+// prefix_store, which its public class forwards to.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +42,11 @@ struct CompareSetOutcome {
 };
 CompareSetOutcome compare_set_outcome(const Bytes* current, const Bytes& expected,
                                       const Bytes& desired);
+// The keys of `keys` that `is_set` finds unset, in order, asking it once a key: a store's default
+// missing(). TimeoutError once `timeout` has passed (looked at every 1024 keys).
+std::vector<std::string> missing_one_by_one(const std::vector<std::string>& keys,
+                                            std::chrono::milliseconds timeout,
+                                            const std::function<bool(const std::string&)>& is_set);
 }  // namespace store_detail
 
 }  // namespace dist::core

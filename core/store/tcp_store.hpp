@@ -1,7 +1,8 @@
 // TcpStore (dist::TCPStore of <dist/store.hpp>): the Store ranks of a job share over TCP (c10d's
 // TCPStore). Rank 0 hosts the server on MASTER_ADDR:MASTER_PORT in a background thread; every
 // rank, rank 0 included, is a client. Connecting retries until the timeout while the server is not
-// up yet; every call has a deadline. Here: the options dist's own rendezvous opens one with.
+// up yet; every call has a deadline. Here: the options dist's own rendezvous opens one with, and
+// TcpStoreImpl, the implementation.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "core/store/store.hpp"
+#include "core/store/store_impl.hpp"
 #include "core/store/tcp_store_server.hpp"
 
 namespace dist::core {
@@ -54,5 +56,51 @@ TcpStoreOptions tcp_store_options(std::string host, std::uint16_t port, bool is_
                                   std::chrono::milliseconds timeout);
 
 using TcpStore = dist::TCPStore;
+
+struct TcpStoreClient;
+
+// A TCPStore's state: the server it hosts, if any, and its connection to the server. Each call is
+// a request over that connection, its limits checked first.
+class TcpStoreImpl final : public StoreImpl {
+ public:
+  // Starts the server (options.is_server), connects, and waits for the workers (wait_for_workers).
+  explicit TcpStoreImpl(const TcpStoreOptions& options);
+  ~TcpStoreImpl() override;
+  TcpStoreImpl(const TcpStoreImpl&) = delete;
+  TcpStoreImpl& operator=(const TcpStoreImpl&) = delete;
+
+  // The options, with the port the server bound when asked for port 0.
+  const TcpStoreOptions& options() const { return options_; }
+  const TcpStoreServer* server() const { return server_.get(); }
+
+  void set(const std::string& key, const Bytes& value,
+           std::chrono::milliseconds store_timeout) override;
+  Bytes get(const std::string& key, std::chrono::milliseconds timeout,
+            std::chrono::milliseconds store_timeout) override;
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
+  std::int64_t add(const std::string& key, std::int64_t delta,
+                   std::chrono::milliseconds store_timeout) override;
+  bool check(const std::vector<std::string>& keys,
+             std::chrono::milliseconds store_timeout) override;
+  Bytes compare_set(const std::string& key, const Bytes& expected, const Bytes& desired,
+                    std::chrono::milliseconds store_timeout) override;
+  bool delete_key(const std::string& key, std::chrono::milliseconds store_timeout) override;
+  std::int64_t num_keys(std::chrono::milliseconds store_timeout) override;
+  void set_within(const std::string& key, const Bytes& value,
+                  std::chrono::milliseconds timeout) override;
+  std::vector<std::string> missing(const std::vector<std::string>& keys,
+                                   std::chrono::milliseconds timeout) override;
+
+  int host_rank() const override { return options_.server_rank; }
+  bool hosted_here() const override { return server_ != nullptr; }
+  HostReach reach_host(std::chrono::milliseconds timeout) const override;
+  std::vector<RankContact> contacts(const std::vector<int>& ranks,
+                                    std::chrono::milliseconds timeout) override;
+
+ private:
+  TcpStoreOptions options_;
+  std::unique_ptr<TcpStoreServer> server_;
+  std::unique_ptr<TcpStoreClient> client_;  // refers to options_
+};
 
 }  // namespace dist::core

@@ -93,7 +93,7 @@ std::vector<std::vector<std::remove_cv_t<T>>> all_gather(std::span<T> data,
   using U = std::remove_cv_t<T>;
   const int n = detail::group_size_checked(group, "all_gather");
   std::vector<U> flat(data.size() * static_cast<std::size_t>(n));
-  detail::all_gather(detail::input_of(data), detail::buffer_of(std::span<U>(flat)), group).wait();
+  detail::all_gather(detail::buffer_of(std::span<U>(flat)), detail::input_of(data), group).wait();
   return detail::split_chunks(flat, n);
 }
 template <Element T>
@@ -105,7 +105,7 @@ DIST_API std::vector<Tensor> all_gather(const Tensor& data, const Group& group =
 template <Element T, Element U>
 Work all_gather_async(std::span<U> output, std::span<T> input, const Group& group = {}) {
   return detail::track_unwaited(
-      detail::all_gather(detail::input_of(input), detail::buffer_of(output), group));
+      detail::all_gather(detail::buffer_of(output), detail::input_of(input), group));
 }
 
 // gather: dst gets every rank's data in group-rank order; the other ranks get an empty list.
@@ -116,7 +116,7 @@ std::vector<std::vector<std::remove_cv_t<T>>> gather(std::span<T> data, int dst 
   const int n = detail::group_size_checked(group, "gather");
   const bool on_dst = get_rank(group) == dst;
   std::vector<U> flat(on_dst ? data.size() * static_cast<std::size_t>(n) : 0);
-  detail::gather(detail::input_of(data), detail::buffer_of(std::span<U>(flat)), dst, group).wait();
+  detail::gather(detail::buffer_of(std::span<U>(flat)), detail::input_of(data), dst, group).wait();
   if (!on_dst) return {};
   return detail::split_chunks(flat, n);
 }
@@ -130,7 +130,7 @@ DIST_API std::vector<Tensor> gather(const Tensor& data, int dst = 0, const Group
 template <Element T, Element U>
 Work gather_async(std::span<U> output, std::span<T> input, int dst = 0, const Group& group = {}) {
   return detail::track_unwaited(
-      detail::gather(detail::input_of(input), detail::buffer_of(output), dst, group));
+      detail::gather(detail::buffer_of(output), detail::input_of(input), dst, group));
 }
 
 // scatter: rank r's output becomes chunk r of src's input (group-size × output.size() elements

@@ -2,6 +2,7 @@
 // closed ErrorCode so callers can switch on the kind without dynamic_cast.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -91,5 +92,18 @@ class DIST_API BackendError : public Error {
  private:
   int vendor_code_;
 };
+
+// Whether `e` holds an exception of class E (or one derived from it); false when null.
+template <class E>
+bool holds_error(const std::exception_ptr& e) {
+  if (!e) return false;
+  try {
+    std::rethrow_exception(e);
+  } catch (const E&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
 
 }  // namespace dist

@@ -52,21 +52,24 @@ struct P2POp {
   enum class Kind { isend, irecv };
   template <Element T>
   static P2POp isend(std::span<const T> data, int peer, int tag = 0, const Group& group = {}) {
-    return {Kind::isend, detail::input_of(data), peer, tag, group};
+    return {Kind::isend, detail::input_of(data), {}, peer, tag, group};
   }
   template <Element T>
   static P2POp irecv(std::span<T> data, int peer, int tag = 0, const Group& group = {}) {
-    return {Kind::irecv, detail::buffer_of(data), peer, tag, group};
+    return {Kind::irecv, {}, detail::buffer_of(data), peer, tag, group};
   }
   static P2POp isend(const Tensor& data, int peer, int tag = 0, const Group& group = {}) {
-    return {Kind::isend, detail::buffer_of(data), peer, tag, group};
+    return {Kind::isend, detail::input_of(data), {}, peer, tag, group};
   }
   static P2POp irecv(Tensor& data, int peer, int tag = 0, const Group& group = {}) {
-    return {Kind::irecv, detail::buffer_of(data), peer, tag, group};
+    return {Kind::irecv, {}, detail::buffer_of(data), peer, tag, group};
   }
+  // The operation's buffer, as its checks read it.
+  detail::ConstBufferRef data() const { return kind == Kind::isend ? sent : received; }
 
   Kind kind = Kind::isend;
-  detail::BufferRef data;
+  detail::ConstBufferRef sent;  // an isend's (empty for an irecv)
+  detail::BufferRef received;   // an irecv's (empty for an isend)
   int peer = 0;
   int tag = 0;
   Group group;

@@ -22,6 +22,7 @@ namespace dist {
 namespace core {
 struct TcpStoreOptions;
 class TcpStoreServer;
+class StoreImpl;
 }  // namespace core
 
 // The interface (c10d's Store). Keys are strings; values are bytes (a std::string or literal is
@@ -123,6 +124,49 @@ class DIST_API Store {
   std::chrono::milliseconds timeout_ = default_timeout;
 };
 
+namespace detail {
+// The base of dist's own stores below (not one to derive from): every hook and extra forwards to
+// the store's implementation in core/store/, which holds its state; a class below only makes one.
+class DIST_API ImplementedStore : public Store {
+ public:
+  int host_rank() const override;
+  bool hosted_here() const override;
+  HostReach reach_host(std::chrono::milliseconds timeout) const override;
+  std::vector<RankContact> contacts(const std::vector<int>& ranks,
+                                    std::chrono::milliseconds timeout) override;
+
+ protected:
+  explicit ImplementedStore(std::shared_ptr<core::StoreImpl> impl);
+  // A copy shares the implementation (only PrefixStore, whose implementation never changes, has
+  // copies); a move copies too, so the source stays usable.
+  ImplementedStore(const ImplementedStore&) = default;
+  ImplementedStore& operator=(const ImplementedStore&) = default;
+
+  // The implementation, as the class the derived class's constructor made (its .cpp knows it).
+  template <class Impl>
+  const Impl& impl() const {
+    return static_cast<const Impl&>(*impl_);
+  }
+
+  void do_set(const std::string& key, const Bytes& value) override;
+  Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;
+  void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
+  std::int64_t do_add(const std::string& key, std::int64_t delta) override;
+  bool do_check(const std::vector<std::string>& keys) override;
+  Bytes do_compare_set(const std::string& key, const Bytes& expected,
+                       const Bytes& desired) override;
+  bool do_delete_key(const std::string& key) override;
+  std::int64_t do_num_keys() override;
+  void do_set_within(const std::string& key, const Bytes& value,
+                     std::chrono::milliseconds timeout) override;
+  std::vector<std::string> do_missing(const std::vector<std::string>& keys,
+                                      std::chrono::milliseconds timeout) override;
+
+ private:
+  std::shared_ptr<core::StoreImpl> impl_;
+};
+}  // namespace detail
+
 // A store served over TCP by the process that constructs it with is_master (c10d's TCPStore):
 // that object starts the server on host:port (port 0: any free port, see port()) in a background
 // thread; every object, the master's included, is a client. A client retries connecting until
@@ -133,7 +177,7 @@ class DIST_API Store {
 // Errors: InvalidArgument (a port outside 0..65535, or 0 for a client; world_size 0 or below -1;
 // a timeout that is not positive), BackendError (the port is taken), TimeoutError (no server, or
 // not every worker connected, within the timeout).
-class DIST_API TCPStore final : public Store {
+class DIST_API TCPStore final : public detail::ImplementedStore {
  public:
   TCPStore(std::string host, int port, int world_size = -1, bool is_master = false,
            std::chrono::milliseconds timeout = Store::default_timeout);
@@ -148,30 +192,6 @@ class DIST_API TCPStore final : public Store {
   const std::string& host() const;
   // The server this object hosts (null on clients).
   const core::TcpStoreServer* server() const;
-  int host_rank() const override;
-  bool hosted_here() const override;
-  HostReach reach_host(std::chrono::milliseconds timeout) const override;
-  std::vector<RankContact> contacts(const std::vector<int>& ranks,
-                                    std::chrono::milliseconds timeout) override;
-
- protected:
-  void do_set(const std::string& key, const Bytes& value) override;
-  Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;
-  void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
-  std::int64_t do_add(const std::string& key, std::int64_t delta) override;
-  bool do_check(const std::vector<std::string>& keys) override;
-  Bytes do_compare_set(const std::string& key, const Bytes& expected,
-                       const Bytes& desired) override;
-  bool do_delete_key(const std::string& key) override;
-  std::int64_t do_num_keys() override;
-  void do_set_within(const std::string& key, const Bytes& value,
-                     std::chrono::milliseconds timeout) override;
-  std::vector<std::string> do_missing(const std::vector<std::string>& keys,
-                                      std::chrono::milliseconds timeout) override;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
 };
 
 // A store kept in a file that several processes (or threads) share (c10d's FileStore): an
@@ -181,102 +201,32 @@ class DIST_API TCPStore final : public Store {
 // counts the users of the file); -1: the file is kept.
 // Errors: InvalidArgument (world_size 0 or below -1), BackendError (the file cannot be opened,
 // written or read, or is corrupt).
-class DIST_API FileStore final : public Store {
+class DIST_API FileStore final : public detail::ImplementedStore {
  public:
   explicit FileStore(std::string path, int world_size = -1);
   ~FileStore() override;
   FileStore(const FileStore&) = delete;
   FileStore& operator=(const FileStore&) = delete;
 
-  const std::string& path() const { return path_; }
-
- protected:
-  void do_set(const std::string& key, const Bytes& value) override;
-  Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;
-  void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
-  std::int64_t do_add(const std::string& key, std::int64_t delta) override;
-  bool do_check(const std::vector<std::string>& keys) override;
-  Bytes do_compare_set(const std::string& key, const Bytes& expected,
-                       const Bytes& desired) override;
-  bool do_delete_key(const std::string& key) override;
-  std::int64_t do_num_keys() override;
-
- private:
-  class Lock;
-  // Reads the records appended since the last refresh into the cache (call with the file locked).
-  void refresh_locked();
-  void append_locked(const std::string& key, const Bytes* value);  // null: a deletion
-  std::vector<std::string> missing_locked(const std::vector<std::string>& keys) const;
-  std::int64_t add_locked(const std::string& key, std::int64_t delta);
-
-  std::string path_;
-  int fd_ = -1;
-  int world_size_ = -1;
-  std::mutex mutex_;  // this object's cache and file offset (flock orders processes)
-  std::map<std::string, Bytes, std::less<>> cache_;
-  long long read_offset_ = 0;
+  const std::string& path() const;
 };
 
 // An in-memory store for ranks that are threads of one process (c10d's HashStore).
-class DIST_API HashStore final : public Store {
- protected:
-  void do_set(const std::string& key, const Bytes& value) override;
-  Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;
-  void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
-  std::int64_t do_add(const std::string& key, std::int64_t delta) override;
-  bool do_check(const std::vector<std::string>& keys) override;
-  Bytes do_compare_set(const std::string& key, const Bytes& expected,
-                       const Bytes& desired) override;
-  bool do_delete_key(const std::string& key) override;
-  std::int64_t do_num_keys() override;
-
- private:
-  std::vector<std::string> missing_locked(const std::vector<std::string>& keys) const;
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, Bytes, std::less<>> data_;
+class DIST_API HashStore final : public detail::ImplementedStore {
+ public:
+  HashStore();
+  HashStore(const HashStore&) = delete;
+  HashStore& operator=(const HashStore&) = delete;
 };
 
 // A view of another store that puts "<prefix>/" before every key (c10d's PrefixStore), so that
 // several groups or programs can share one store without their keys colliding. Its timeout
 // starts as the base's. num_keys() is the base store's count (as c10d's). InvalidArgument when
 // `store` is null.
-class DIST_API PrefixStore final : public Store {
+class DIST_API PrefixStore final : public detail::ImplementedStore {
  public:
   PrefixStore(std::string prefix, std::shared_ptr<Store> store);
-  const std::shared_ptr<Store>& base() const { return base_; }
-  int host_rank() const override { return base_->host_rank(); }
-  bool hosted_here() const override { return base_->hosted_here(); }
-  HostReach reach_host(std::chrono::milliseconds timeout) const override {
-    return base_->reach_host(timeout);
-  }
-  std::vector<RankContact> contacts(const std::vector<int>& ranks,
-                                    std::chrono::milliseconds timeout) override {
-    return base_->contacts(ranks, timeout);
-  }
-
- protected:
-  void do_set(const std::string& key, const Bytes& value) override;
-  Bytes do_get(const std::string& key, std::chrono::milliseconds timeout) override;
-  void do_wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
-  std::int64_t do_add(const std::string& key, std::int64_t delta) override;
-  bool do_check(const std::vector<std::string>& keys) override;
-  Bytes do_compare_set(const std::string& key, const Bytes& expected,
-                       const Bytes& desired) override;
-  bool do_delete_key(const std::string& key) override;
-  std::int64_t do_num_keys() override;
-  void do_set_within(const std::string& key, const Bytes& value,
-                     std::chrono::milliseconds timeout) override;
-  std::vector<std::string> do_missing(const std::vector<std::string>& keys,
-                                      std::chrono::milliseconds timeout) override;
-
- private:
-  std::string key_of(const std::string& key) const { return prefix_ + "/" + key; }
-  std::vector<std::string> keys_of(const std::vector<std::string>& keys) const;
-
-  std::string prefix_;
-  std::shared_ptr<Store> base_;
+  const std::shared_ptr<Store>& base() const;
 };
 
 }  // namespace dist

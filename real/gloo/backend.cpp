@@ -32,6 +32,10 @@ using core::make_call;
 
 namespace {
 template <class T> T* typed(const core::Buf& b) { return static_cast<T*>(b.data); }
+template <class T>
+T* typed(const core::ConstBuf& b) {
+  return static_cast<T*>(core::engine_reads(b));
+}
 
 // The gloo tag of collective `sequence`: its low 16 bits under a 15-bit hash of the call (kind,
 // dtype, count, root, op). Ranks that disagree on the call post different slots, so they time out
@@ -153,7 +157,7 @@ Work GlooBackend::reduce(core::Buf data, ReduceOp op, int root) {
   });
 }
 
-Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
+Work GlooBackend::all_gather(core::Buf output, core::ConstBuf input) {
   return collective(make_call(CallKind::all_gather, input.dtype, input.count),
                     [=, this](std::uint32_t tag) {
     if (input.count == 0) return;
@@ -168,7 +172,7 @@ Work GlooBackend::all_gather(core::Buf input, core::Buf output) {
   });
 }
 
-Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
+Work GlooBackend::all_gather_v(core::Buf output, core::ConstBuf input,
                                std::span<const std::size_t> counts_of) {
   std::vector<std::size_t> counts(counts_of.begin(), counts_of.end());
   return collective(make_call(CallKind::all_gather_v, input.dtype, output.count),
@@ -186,7 +190,7 @@ Work GlooBackend::all_gather_v(core::Buf input, core::Buf output,
   });
 }
 
-Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
+Work GlooBackend::gather(core::Buf output, core::ConstBuf input, int root) {
   return collective(make_call(CallKind::gather, input.dtype, input.count, root),
                     [=, this](std::uint32_t tag) {
     if (input.count == 0) return;
@@ -202,7 +206,7 @@ Work GlooBackend::gather(core::Buf input, core::Buf output, int root) {
   });
 }
 
-Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
+Work GlooBackend::scatter(core::Buf output, core::ConstBuf input, int root) {
   return collective(make_call(CallKind::scatter, output.dtype, output.count, root),
                     [=, this](std::uint32_t tag) {
     if (output.count == 0) return;
@@ -223,7 +227,7 @@ Work GlooBackend::scatter(core::Buf input, core::Buf output, int root) {
   });
 }
 
-Work GlooBackend::all_to_all(core::Buf input, core::Buf output) {
+Work GlooBackend::all_to_all(core::Buf output, core::ConstBuf input) {
   return collective(make_call(CallKind::all_to_all, input.dtype, input.count),
                     [=, this](std::uint32_t tag) {
     if (input.count == 0) return;

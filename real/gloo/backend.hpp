@@ -58,8 +58,8 @@ class GlooBackend final : public core::BackendImpl {
 
   Work all_reduce(core::Buf data, ReduceOp op) override;
   Work broadcast(core::Buf data, int root) override;
-  Work all_gather(core::Buf input, core::Buf output) override;
-  Work send(core::Buf data, int dst, int tag) override;
+  Work all_gather(core::Buf output, core::ConstBuf input) override;
+  Work send(core::ConstBuf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   bool receives_from_any_source() const override { return true; }
   Work barrier() override;
@@ -69,10 +69,10 @@ class GlooBackend final : public core::BackendImpl {
   struct PostedAck;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
-  Work gather(core::Buf input, core::Buf output, int root) override;
-  Work scatter(core::Buf input, core::Buf output, int root) override;
-  Work all_to_all(core::Buf input, core::Buf output) override;
-  Work all_gather_v(core::Buf input, core::Buf output,
+  Work gather(core::Buf output, core::ConstBuf input, int root) override;
+  Work scatter(core::Buf output, core::ConstBuf input, int root) override;
+  Work all_to_all(core::Buf output, core::ConstBuf input) override;
+  Work all_gather_v(core::Buf output, core::ConstBuf input,
                     std::span<const std::size_t> counts) override;
 
  private:

@@ -42,8 +42,8 @@ using namespace gloo_p2p;
 // the caller's buffer; the receiver's ack arrives in `ack_`.
 class SendWork final : public P2PWork {
  public:
-  SendWork(std::shared_ptr<::gloo::Context> context, core::Buf data, int dst, std::uint64_t head,
-           std::uint64_t slot, std::shared_ptr<GlooBackend::PostedAck> ack,
+  SendWork(std::shared_ptr<::gloo::Context> context, core::ConstBuf data, int dst,
+           std::uint64_t head, std::uint64_t slot, std::shared_ptr<GlooBackend::PostedAck> ack,
            std::chrono::milliseconds timeout, std::shared_ptr<const ErrorMapper> errors,
            std::string operation, int peer, int me)
       : P2PWork(std::move(context), Header{.count = data.count, .dtype = data.dtype}, timeout,
@@ -60,7 +60,7 @@ class SendWork final : public P2PWork {
         first_buffer_->send(dst, head);
         return;
       }
-      if (!body_) body_ = context_->createUnboundBuffer(data.data, data.bytes());
+      if (!body_) body_ = context_->createUnboundBuffer(core::engine_reads(data), data.bytes());
       body_->send(dst, slot, start - Header::wire_size, held);
       body_starts_.push_back(start);
     });
@@ -95,7 +95,7 @@ std::shared_ptr<GlooBackend::PostedAck> GlooBackend::post_ack(int dst, std::uint
   return ack;
 }
 
-Work GlooBackend::send(core::Buf data, int dst, int tag) {
+Work GlooBackend::send(core::ConstBuf data, int dst, int tag) {
   const int peer = spec_.global_ranks[static_cast<std::size_t>(dst)];
   const int me = spec_.global_ranks[static_cast<std::size_t>(spec_.rank)];
   std::string what = "send to rank " + std::to_string(peer) + " (tag " + std::to_string(tag) + ")";

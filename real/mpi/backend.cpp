@@ -33,17 +33,17 @@ struct Staged {
 // MPI's non-blocking collectives (libnbc) take a send buffer equal to the receive buffer for
 // MPI_IN_PLACE, and an uneven all_to_all of a rank that sends nothing then exchanged its receive
 // counts both ways and hung its peers.
-Staged stage(const core::Buf* input, const core::Buf* output, std::size_t head = 0) {
+// `input` (empty: none) is copied in; `out_bytes` is the output's room.
+Staged stage(core::ConstBuf input, std::size_t out_bytes, std::size_t head = 0) {
   head = (head + 15) / 16 * 16;
-  const std::size_t in_bytes = input ? input->bytes() : 0;
-  const std::size_t out_bytes = output ? output->bytes() : 0;
+  const std::size_t in_bytes = input.bytes();
   const std::size_t in_room = std::max<std::size_t>((in_bytes + 15) / 16 * 16, 16);
   Staged s;
   s.scratch = Scratch(head + in_room + out_bytes);
   s.head = s.scratch.data();
   s.in = s.head + head;
   s.out = s.in + in_room;
-  if (in_bytes > 0) std::memcpy(s.in, input->data, in_bytes);
+  if (in_bytes > 0) std::memcpy(s.in, input.data, in_bytes);
   return s;
 }
 
@@ -89,7 +89,7 @@ Work MpiBackend::collective(const core::CallDesc& call, Post post, Finish finish
 
 Work MpiBackend::all_reduce(core::Buf data, ReduceOp op) {
   const int n = mpi_count(data.count, "all_reduce");
-  Staged s = stage(&data, nullptr);
+  Staged s = stage(data, 0);
   std::byte* buf = s.in;
   const DType dtype = data.dtype;
   return collective(
@@ -103,7 +103,7 @@ Work MpiBackend::all_reduce(core::Buf data, ReduceOp op) {
 Work MpiBackend::broadcast(core::Buf data, int root) {
   const int n = mpi_count(data.count, "broadcast");
   const bool at_root = rank() == root;
-  Staged s = at_root ? stage(&data, nullptr) : stage(nullptr, &data);
+  Staged s = at_root ? stage(data, 0) : stage({}, data.bytes());
   std::byte* buf = at_root ? s.in : s.out;
   const MPI_Datatype type = mpi_datatype(data.dtype);
   return collective(
@@ -117,7 +117,7 @@ Work MpiBackend::broadcast(core::Buf data, int root) {
 Work MpiBackend::reduce(core::Buf data, ReduceOp op, int root) {
   const int n = mpi_count(data.count, "reduce");
   const bool at_root = rank() == root;
-  Staged s = stage(&data, nullptr);
+  Staged s = stage(data, 0);
   std::byte* buf = s.in;
   const DType dtype = data.dtype;
   return collective(
@@ -129,10 +129,10 @@ Work MpiBackend::reduce(core::Buf data, ReduceOp op, int root) {
       at_root ? copy_out(data, buf, mean_of(data, op, size())) : Finish{}, std::move(s.scratch));
 }
 
-Work MpiBackend::all_gather(core::Buf input, core::Buf output) {
+Work MpiBackend::all_gather(core::Buf output, core::ConstBuf input) {
   const int n = mpi_count(input.count, "all_gather");
   const MPI_Datatype type = mpi_datatype(input.dtype);
-  Staged s = stage(&input, &output);
+  Staged s = stage(input, output.bytes());
   return collective(
       call_of::all_gather(input),
       [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
@@ -141,9 +141,10 @@ Work MpiBackend::all_gather(core::Buf input, core::Buf output) {
       copy_out(output, s.out), std::move(s.scratch));
 }
 
-Work MpiBackend::all_gather_v(core::Buf input, core::Buf output, std::span<const std::size_t> counts) {
+Work MpiBackend::all_gather_v(core::Buf output, core::ConstBuf input,
+                              std::span<const std::size_t> counts) {
   // MPI reads the count and offset arrays until completion: they are staged too, ahead of the data.
-  Staged s = stage(&input, &output, 2 * counts.size() * sizeof(int));
+  Staged s = stage(input, output.bytes(), 2 * counts.size() * sizeof(int));
   auto* sizes = reinterpret_cast<int*>(s.head);
   int* offsets = sizes + counts.size();
   std::size_t offset = 0;
@@ -155,18 +156,18 @@ Work MpiBackend::all_gather_v(core::Buf input, core::Buf output, std::span<const
   const MPI_Datatype type = mpi_datatype(input.dtype);
   const int mine = counts.empty() ? 0 : sizes[rank()];
   return collective(
-      call_of::all_gather_v(input, output, counts),
+      call_of::all_gather_v(output, input, counts),
       [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
     return MPI_Iallgatherv(in, mine, type, out, sizes, offsets, type, comm, r);
       },
       copy_out(output, s.out), std::move(s.scratch));
 }
 
-Work MpiBackend::gather(core::Buf input, core::Buf output, int root) {
+Work MpiBackend::gather(core::Buf output, core::ConstBuf input, int root) {
   const int n = mpi_count(input.count, "gather");
   const MPI_Datatype type = mpi_datatype(input.dtype);
   const bool at_root = rank() == root;
-  Staged s = stage(&input, at_root ? &output : nullptr);
+  Staged s = stage(input, at_root ? output.bytes() : 0);
   return collective(
       call_of::gather(input, root),
       [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
@@ -175,11 +176,11 @@ Work MpiBackend::gather(core::Buf input, core::Buf output, int root) {
       at_root ? copy_out(output, s.out) : Finish{}, std::move(s.scratch));
 }
 
-Work MpiBackend::scatter(core::Buf input, core::Buf output, int root) {
+Work MpiBackend::scatter(core::Buf output, core::ConstBuf input, int root) {
   const int n = mpi_count(output.count, "scatter");
   const MPI_Datatype type = mpi_datatype(output.dtype);
   const bool at_root = rank() == root;
-  Staged s = stage(at_root ? &input : nullptr, &output);
+  Staged s = stage(at_root ? input : core::ConstBuf{}, output.bytes());
   return collective(
       call_of::scatter(output, root),
       [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
@@ -188,10 +189,10 @@ Work MpiBackend::scatter(core::Buf input, core::Buf output, int root) {
       copy_out(output, s.out), std::move(s.scratch));
 }
 
-Work MpiBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
+Work MpiBackend::reduce_scatter(core::Buf output, core::ConstBuf input, ReduceOp op) {
   const int n = mpi_count(output.count, "reduce_scatter");
   (void)mpi_count(input.count, "reduce_scatter");
-  Staged s = stage(&input, &output);
+  Staged s = stage(input, output.bytes());
   const DType dtype = output.dtype;
   return collective(
       call_of::reduce_scatter(output, op),
@@ -201,11 +202,11 @@ Work MpiBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) 
       copy_out(output, s.out, mean_of(output, op, size())), std::move(s.scratch));
 }
 
-Work MpiBackend::all_to_all(core::Buf input, core::Buf output) {
+Work MpiBackend::all_to_all(core::Buf output, core::ConstBuf input) {
   const int n = mpi_count(input.count / static_cast<std::size_t>(size()), "all_to_all");
   (void)mpi_count(input.count, "all_to_all");
   const MPI_Datatype type = mpi_datatype(input.dtype);
-  Staged s = stage(&input, &output);
+  Staged s = stage(input, output.bytes());
   return collective(
       call_of::all_to_all(input),
       [=, in = s.in, out = s.out, comm = comm_->handle()](MPI_Request* r) {
@@ -214,12 +215,12 @@ Work MpiBackend::all_to_all(core::Buf input, core::Buf output) {
       copy_out(output, s.out), std::move(s.scratch));
 }
 
-Work MpiBackend::all_to_all_v(core::Buf input, core::Buf output,
-                              std::span<const std::size_t> input_counts,
-                              std::span<const std::size_t> output_counts) {
+Work MpiBackend::all_to_all_v(core::Buf output, core::ConstBuf input,
+                              std::span<const std::size_t> output_counts,
+                              std::span<const std::size_t> input_counts) {
   // MPI reads the four count and offset arrays until completion: they are staged too.
   const std::size_t n = input_counts.size();
-  Staged s = stage(&input, &output, 4 * n * sizeof(int));
+  Staged s = stage(input, output.bytes(), 4 * n * sizeof(int));
   int* send_counts = reinterpret_cast<int*>(s.head);
   int* send_offsets = send_counts + n;
   int* recv_counts = send_offsets + n;

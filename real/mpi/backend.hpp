@@ -29,8 +29,8 @@ class MpiBackend final : public core::BackendImpl {
 
   Work all_reduce(core::Buf data, ReduceOp op) override;
   Work broadcast(core::Buf data, int root) override;
-  Work all_gather(core::Buf input, core::Buf output) override;
-  Work send(core::Buf data, int dst, int tag) override;
+  Work all_gather(core::Buf output, core::ConstBuf input) override;
+  Work send(core::ConstBuf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   bool receives_from_any_source() const override { return true; }
   std::shared_ptr<core::BackendImpl> split_groups(const core::Layout& layout) override;
@@ -39,14 +39,15 @@ class MpiBackend final : public core::BackendImpl {
   std::shared_ptr<core::BackendImpl> split_local(const std::vector<int>& ranks) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
-  Work gather(core::Buf input, core::Buf output, int root) override;
-  Work scatter(core::Buf input, core::Buf output, int root) override;
-  Work reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) override;
-  Work all_to_all(core::Buf input, core::Buf output) override;
-  Work all_gather_v(core::Buf input, core::Buf output,
+  Work gather(core::Buf output, core::ConstBuf input, int root) override;
+  Work scatter(core::Buf output, core::ConstBuf input, int root) override;
+  Work reduce_scatter(core::Buf output, core::ConstBuf input, ReduceOp op) override;
+  Work all_to_all(core::Buf output, core::ConstBuf input) override;
+  Work all_gather_v(core::Buf output, core::ConstBuf input,
                     std::span<const std::size_t> counts) override;
-  Work all_to_all_v(core::Buf input, core::Buf output, std::span<const std::size_t> input_counts,
-                    std::span<const std::size_t> output_counts) override;
+  Work all_to_all_v(core::Buf output, core::ConstBuf input,
+                    std::span<const std::size_t> output_counts,
+                    std::span<const std::size_t> input_counts) override;
 
  private:
   // The data call of a collective, made under the MPI lock once the ranks agreed on it.
@@ -60,7 +61,8 @@ class MpiBackend final : public core::BackendImpl {
   // with `scratch` kept alive until then.
   Work collective(const core::CallDesc& call, Post post, Finish finish = {}, Scratch scratch = {},
                   Splits splits = {});
-  Work p2p(core::Buf data, int peer, int tag, bool is_send);
+  // A send of `data` (`into` empty), or a receive into `into` (`data` the same buffer).
+  Work p2p(core::ConstBuf data, core::Buf into, int peer, int tag, bool is_send);
   // split and split_groups: one MPI_Comm_split by `color` (-1: in no group) and `key`; `own` is
   // this rank's list, the color is named in the store prefix when `several` groups are made;
   // `lists` is the hash every rank agrees on first; `kind` is split or split_groups.

@@ -79,7 +79,7 @@ void finish_recv(const MpiComm& comm, const MpiOperation& op, const P2PHeader& m
 
 }  // namespace
 
-Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
+Work MpiBackend::p2p(core::ConstBuf data, core::Buf into, int peer, int tag, bool is_send) {
   const bool any = !is_send && peer == any_source;
   MpiOperation operation{
       .kind = is_send ? "send to" : "recv from",
@@ -111,17 +111,17 @@ Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
                         ack](const MPI_Status&) { finish_send(*comm, named, mine, ack); };
   } else if (any) {
     mine.encode(ack);
-    operation.finish = [comm = comm_.get(), named = std::move(named), mine, ack, staged, data,
+    operation.finish = [comm = comm_.get(), named = std::move(named), mine, ack, staged, into,
                         tag](const MPI_Status& status) mutable {
       named.peer = comm->spec().global_ranks[static_cast<std::size_t>(status.MPI_SOURCE)];
       send_late_ack(*comm, named, ack, status.MPI_SOURCE, tag);
-      finish_recv(*comm, named, mine, staged, data, status);
+      finish_recv(*comm, named, mine, staged, into, status);
     };
   } else {
     mine.encode(ack);
     operation.finish = [comm = comm_.get(), named = std::move(named), mine, staged,
-                        data](const MPI_Status& status) {
-      finish_recv(*comm, named, mine, staged, data, status);
+                        into](const MPI_Status& status) {
+      finish_recv(*comm, named, mine, staged, into, status);
     };
   }
   // [0]: the message (its status: a receive's size); [1]: the acknowledgement.
@@ -145,8 +145,10 @@ Work MpiBackend::p2p(core::Buf data, int peer, int tag, bool is_send) {
   return Work(std::make_shared<MpiWork>(comm_, requests, std::move(operation)));
 }
 
-Work MpiBackend::send(core::Buf data, int dst, int tag) { return p2p(data, dst, tag, true); }
+Work MpiBackend::send(core::ConstBuf data, int dst, int tag) {
+  return p2p(data, {}, dst, tag, true);
+}
 
-Work MpiBackend::recv(core::Buf data, int src, int tag) { return p2p(data, src, tag, false); }
+Work MpiBackend::recv(core::Buf data, int src, int tag) { return p2p(data, data, src, tag, false); }
 
 }  // namespace dist::real

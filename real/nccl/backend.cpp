@@ -78,7 +78,7 @@ Work NcclBackend::reduce(core::Buf data, ReduceOp op, int root) {
   return s.finish();
 }
 
-Work NcclBackend::reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) {
+Work NcclBackend::reduce_scatter(core::Buf output, core::ConstBuf input, ReduceOp op) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(CallKind::reduce_scatter);
   if (output.count == 0) return core::completed_work();
@@ -114,7 +114,7 @@ Work NcclBackend::broadcast(core::Buf data, int root) {
   return s.finish();
 }
 
-Work NcclBackend::all_gather(core::Buf input, core::Buf output) {
+Work NcclBackend::all_gather(core::Buf output, core::ConstBuf input) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(CallKind::all_gather);
   if (input.count == 0) return core::completed_work();

@@ -29,8 +29,8 @@ class NcclBackend final : public core::BackendImpl {
 
   Work all_reduce(core::Buf data, ReduceOp op) override;
   Work broadcast(core::Buf data, int root) override;
-  Work all_gather(core::Buf input, core::Buf output) override;
-  Work send(core::Buf data, int dst, int tag) override;
+  Work all_gather(core::Buf output, core::ConstBuf input) override;
+  Work send(core::ConstBuf data, int dst, int tag) override;
   Work recv(core::Buf data, int src, int tag) override;
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
@@ -38,13 +38,14 @@ class NcclBackend final : public core::BackendImpl {
   Communicator& communicator() { return *comm_; }
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
-  Work gather(core::Buf input, core::Buf output, int root) override;
-  Work scatter(core::Buf input, core::Buf output, int root) override;
-  Work reduce_scatter(core::Buf input, core::Buf output, ReduceOp op) override;
-  Work all_to_all(core::Buf input, core::Buf output) override;
-  Work all_to_all_v(core::Buf input, core::Buf output, std::span<const std::size_t> input_counts,
-                    std::span<const std::size_t> output_counts) override;
-  Work all_gather_v(core::Buf input, core::Buf output,
+  Work gather(core::Buf output, core::ConstBuf input, int root) override;
+  Work scatter(core::Buf output, core::ConstBuf input, int root) override;
+  Work reduce_scatter(core::Buf output, core::ConstBuf input, ReduceOp op) override;
+  Work all_to_all(core::Buf output, core::ConstBuf input) override;
+  Work all_to_all_v(core::Buf output, core::ConstBuf input,
+                    std::span<const std::size_t> output_counts,
+                    std::span<const std::size_t> input_counts) override;
+  Work all_gather_v(core::Buf output, core::ConstBuf input,
                     std::span<const std::size_t> counts) override;
 
  private:
@@ -70,6 +71,9 @@ class NcclBackend final : public core::BackendImpl {
 // The element `index` of a buffer of `dtype` starting at `base`.
 inline void* element(void* base, std::size_t index, DType dtype) {
   return static_cast<std::byte*>(base) + index * dtype_size(dtype);
+}
+inline const void* element(const void* base, std::size_t index, DType dtype) {
+  return static_cast<const std::byte*>(base) + index * dtype_size(dtype);
 }
 
 // Whether the `bytes` starting at `a` and those starting at `b` share memory (in-place calls).

@@ -22,7 +22,7 @@ template <class F> void NcclBackend::grouped(Staging& s, F&& body) {
   });
 }
 
-Work NcclBackend::send(core::Buf data, int dst, int /*tag*/) {
+Work NcclBackend::send(core::ConstBuf data, int dst, int /*tag*/) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin_p2p("send", dst);
   if (data.count == 0) return core::completed_work();
@@ -44,7 +44,7 @@ Work NcclBackend::recv(core::Buf data, int src, int /*tag*/) {
   return s.finish();
 }
 
-Work NcclBackend::gather(core::Buf input, core::Buf output, int root) {
+Work NcclBackend::gather(core::Buf output, core::ConstBuf input, int root) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(core::CallKind::gather);
   if (input.count == 0) return core::completed_work();
@@ -69,7 +69,7 @@ Work NcclBackend::gather(core::Buf input, core::Buf output, int root) {
   return s.finish();
 }
 
-Work NcclBackend::scatter(core::Buf input, core::Buf output, int root) {
+Work NcclBackend::scatter(core::Buf output, core::ConstBuf input, int root) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(core::CallKind::scatter);
   if (output.count == 0) return core::completed_work();
@@ -82,7 +82,7 @@ Work NcclBackend::scatter(core::Buf input, core::Buf output, int root) {
     });
     return s.finish();
   }
-  void* in = s.input(input);
+  const void* in = s.input(input);
   copy_on_device(s, out, element(in, output.count * static_cast<std::size_t>(root), output.dtype),
                  output.bytes());
   grouped(s, [&](ncclComm_t c, auto call) {
@@ -94,12 +94,12 @@ Work NcclBackend::scatter(core::Buf input, core::Buf output, int root) {
   return s.finish();
 }
 
-Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
+Work NcclBackend::all_to_all(core::Buf output, core::ConstBuf input) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(core::CallKind::all_to_all);
   if (input.count == 0) return core::completed_work();
   const std::size_t chunk = input.count / static_cast<std::size_t>(size());
-  void* in = s.input(input);
+  const void* in = s.input(input);
   void* out = s.output(output, false);
   // In place on the device (host data is staged into two fresh buffers): the grouped sends
   // would read chunks the receives overwrite, so the input is copied aside first, as mpi's
@@ -110,7 +110,7 @@ Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
     in = aside;
   }
   const ncclDataType_t type = nccl_dtype(input.dtype);
-  const auto part = [&](void* base, int r) {
+  const auto part = [&](auto* base, int r) {
     return element(base, chunk * static_cast<std::size_t>(r), input.dtype);
   };
   copy_on_device(s, part(out, rank()), part(in, rank()), chunk * dtype_size(input.dtype));
@@ -124,13 +124,13 @@ Work NcclBackend::all_to_all(core::Buf input, core::Buf output) {
   return s.finish();
 }
 
-Work NcclBackend::all_to_all_v(core::Buf input, core::Buf output,
-                               std::span<const std::size_t> input_counts,
-                               std::span<const std::size_t> output_counts) {
+Work NcclBackend::all_to_all_v(core::Buf output, core::ConstBuf input,
+                               std::span<const std::size_t> output_counts,
+                               std::span<const std::size_t> input_counts) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(core::CallKind::all_to_all_v);
   if (input.count == 0 && output.count == 0) return core::completed_work();
-  void* in = s.input(input);
+  const void* in = s.input(input);
   void* out = s.output(output, false);  // never overlapping: the front end refuses it
   const ncclDataType_t type = nccl_dtype(input.dtype);
   std::vector<std::size_t> in_at(input_counts.size()), out_at(output_counts.size());
@@ -156,7 +156,7 @@ Work NcclBackend::all_to_all_v(core::Buf input, core::Buf output,
   return s.finish();
 }
 
-Work NcclBackend::all_gather_v(core::Buf input, core::Buf output,
+Work NcclBackend::all_gather_v(core::Buf output, core::ConstBuf input,
                                std::span<const std::size_t> counts) {
   DeviceGuard guard(comm_->spec().device);
   Staging s = begin(core::CallKind::all_gather_v);

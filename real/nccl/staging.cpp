@@ -23,7 +23,7 @@ void* Staging::allocate(std::size_t bytes) {
   return p;
 }
 
-void* Staging::stage_in(const core::Buf& b) {
+void* Staging::stage_in(const core::ConstBuf& b) {
   if (!stream_idle_) {
     // What it waits for are earlier operations: a p2p call's peer is not to blame for them.
     Operation earlier = op_.with(" (waiting for earlier operations before staging host data)");
@@ -36,6 +36,11 @@ void* Staging::stage_in(const core::Buf& b) {
     check_cuda(cudaMemcpyAsync(p, b.data, b.bytes(), cudaMemcpyHostToDevice, comm_->stream()),
                [&] { return op_.name + ": copying host data to the device"; });
   return p;
+}
+
+const void* Staging::input(const core::ConstBuf& b) {
+  if (b.device.is_cuda()) return b.data;
+  return stage_in(b);
 }
 
 void* Staging::input(const core::Buf& b) {

@@ -22,6 +22,8 @@ class Staging {
   Staging& operator=(const Staging&) = delete;
 
   // A device pointer holding `b`'s elements (b itself on the device; else a staged copy).
+  const void* input(const core::ConstBuf& b);
+  // The same for a buffer the call may write (reduce's on ranks other than the root).
   void* input(const core::Buf& b);
   // A device pointer whose contents end up in `b` when the Work completes; with `initialise`
   // it starts with b's current contents (in-place operations).
@@ -36,7 +38,7 @@ class Staging {
 
  private:
   void* allocate(std::size_t bytes);
-  void* stage_in(const core::Buf& b);
+  void* stage_in(const core::ConstBuf& b);
 
   std::shared_ptr<Communicator> comm_;
   Operation op_;

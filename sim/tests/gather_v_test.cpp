@@ -30,8 +30,8 @@ TEST(AllGatherV, EveryRankGetsEveryContributionInRankOrder) {
       for (std::size_t i = 0; i < counts[static_cast<std::size_t>(r)]; ++i)
         mine.push_back(static_cast<std::int32_t>(r * 100 + static_cast<int>(i)));
       std::vector<std::int32_t> all(total);
-      dist::detail::all_gather_v(dist::detail::buffer_of(std::span<std::int32_t>(mine)),
-                                 dist::detail::buffer_of(std::span<std::int32_t>(all)), counts, {})
+      dist::detail::all_gather_v(dist::detail::buffer_of(std::span<std::int32_t>(all)),
+                                 dist::detail::input_of(std::span<std::int32_t>(mine)), counts, {})
           .wait();
       return all;
     });
@@ -46,8 +46,8 @@ TEST(AllGatherV, DisagreeingCountsAreADesync) {
       std::vector<std::size_t> counts{1, r == 0 ? 2u : 3u};
       std::vector<std::uint8_t> mine(counts[static_cast<std::size_t>(r)]);
       std::vector<std::uint8_t> all(counts[0] + counts[1]);
-      dist::detail::all_gather_v(dist::detail::buffer_of(std::span<std::uint8_t>(mine)),
-                                 dist::detail::buffer_of(std::span<std::uint8_t>(all)), counts, {})
+      dist::detail::all_gather_v(dist::detail::buffer_of(std::span<std::uint8_t>(all)),
+                                 dist::detail::input_of(std::span<std::uint8_t>(mine)), counts, {})
           .wait();
     });
     FAIL() << "expected a DesyncError";

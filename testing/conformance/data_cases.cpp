@@ -117,8 +117,8 @@ TYPED_TEST(DataCollectives, AllGatherVariableSizes) {
       std::size_t total = 0;
       for (auto c : layout) total += c;
       std::vector<T> all(total);
-      dist::detail::all_gather_v(dist::detail::buffer_of(std::span<T>(in)),
-                                 dist::detail::buffer_of(std::span<T>(all)), layout, {})
+      dist::detail::all_gather_v(dist::detail::buffer_of(std::span<T>(all)),
+                                 dist::detail::input_of(std::span<T>(in)), layout, {})
           .wait();
       out.push_back(all);
     }

@@ -42,8 +42,8 @@ class ScriptedBackend final : public BackendImpl {
   int size() const override { return size_; }
   Work all_reduce(Buf, ReduceOp) override { return outcome(); }
   Work broadcast(Buf, int) override { return outcome(); }
-  Work all_gather(Buf, Buf) override { return outcome(); }
-  Work send(Buf, int, int) override { return outcome(); }
+  Work all_gather(Buf, ConstBuf) override { return outcome(); }
+  Work send(ConstBuf, int, int) override { return outcome(); }
   Work recv(Buf, int, int) override { return outcome(); }
   Work barrier() override { return outcome(); }
   std::shared_ptr<BackendImpl> split(const std::vector<int>&) override { return nullptr; }

@@ -1,6 +1,8 @@
 // Compiled by core/tests/compile_fail/check.cmake once per DIST_CASE: case 0 (the const inputs
 // every call accepts) must compile; each other case writes through a span of const elements and
-// must fail with dist's message. One case per call family that writes.
+// must fail with dist's message. One case per call family that writes. Cases 13 and 14 pass what
+// a call reads where it writes below the public calls (detail::'s (output, input) order swapped,
+// a P2POp receiving into a read-only buffer): a ConstBufferRef never becomes a BufferRef.
 #include <span>
 #include <vector>
 
@@ -46,5 +48,10 @@ void use() {
   (void)dist::P2POp::irecv(c, 0);
 #elif DIST_CASE == 12
   (void)dist::Tensor::view(c);
+#elif DIST_CASE == 13
+  (void)dist::detail::all_gather(dist::detail::input_of(c),
+                                 dist::detail::buffer_of(std::span<float>(out)), {});
+#elif DIST_CASE == 14
+  (void)dist::P2POp{dist::P2POp::Kind::irecv, {}, dist::detail::input_of(c), 0, 0, {}};
 #endif
 }

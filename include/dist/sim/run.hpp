@@ -122,15 +122,7 @@ class DIST_API RunError : public Error {
   // Whether rank r failed with an exception of type E.
   template <class E>
   bool failed_with(int rank) const {
-    const auto& e = outcomes_.at(static_cast<std::size_t>(rank)).error;
-    if (!e) return false;
-    try {
-      std::rethrow_exception(e);
-    } catch (const E&) {
-      return true;
-    } catch (...) {
-      return false;
-    }
+    return holds_error<E>(outcomes_.at(static_cast<std::size_t>(rank)).error);
   }
 
  private:

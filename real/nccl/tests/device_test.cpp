@@ -37,7 +37,8 @@ TEST(NcclWorldOfOne, EveryOperationRunsThroughNccl) {
     EXPECT_EQ(h, (std::vector<double>{1.5, -2.25}));
     // Device buffers through the front end: the one-rank shortcut leaves device copies to nccl.
     DeviceVector<float> src(std::vector<float>{1, 2, 3}), dst(std::vector<float>{0, 0, 0});
-    dist::detail::all_gather(dist::detail::buffer_of(src.tensor()), dist::detail::buffer_of(dst.tensor()), {})
+    dist::detail::all_gather(dist::detail::buffer_of(dst.tensor()),
+                             dist::detail::input_of(src.tensor()), {})
         .wait();
     EXPECT_EQ(dst.to_host(), (std::vector<float>{1, 2, 3}));
     backend.barrier().wait();
@@ -65,7 +66,7 @@ TEST(NcclWorldOfOne, ACollectiveWaitsForWorkOnTheDefaultStream) {
         static_cast<std::int32_t*>(in.data()), n, 42, std::chrono::milliseconds(200));
     EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
     if (launched != cudaSuccess) return 0;
-    dist::detail::all_gather(dist::detail::buffer_of(in), dist::detail::buffer_of(out), {}).wait();
+    dist::detail::all_gather(dist::detail::buffer_of(out), dist::detail::input_of(in), {}).wait();
     const auto got = dst.to_host();
     EXPECT_EQ(std::count(got.begin(), got.end(), 42), static_cast<std::ptrdiff_t>(n))
         << "the collective read the buffer before the default stream's kernel wrote it";

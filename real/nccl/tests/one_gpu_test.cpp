@@ -72,14 +72,14 @@ TEST(NcclOneGpu, AllGatherCopiesHostResultsBackIntoZeroedOutputs) {
   run(1, [] {
     auto& backend = nccl_backend();
     std::vector<float> in{1.5f, -2.0f, 3.25f}, out(3, 0.0f);
-    backend.all_gather(host(in), host(out)).wait();
+    backend.all_gather(host(out), host(in)).wait();
     EXPECT_EQ(out, in) << "host input into host output";
     DeviceVector<float> d(in);
     std::vector<float> from_device(3, 0.0f);
-    backend.all_gather(buffer_of(d.tensor()), host(from_device)).wait();
+    backend.all_gather(host(from_device), buffer_of(d.tensor())).wait();
     EXPECT_EQ(from_device, in) << "device input into host output";
     DeviceVector<float> to(std::vector<float>(3, 0.0f));
-    backend.all_gather(host(in), buffer_of(to.tensor())).wait();
+    backend.all_gather(buffer_of(to.tensor()), host(in)).wait();
     EXPECT_EQ(to.to_host(), in) << "host input into device output";
     return 0;
   });
@@ -162,20 +162,20 @@ TEST(NcclOneGpu, EveryCollectiveRunsBelowTheOneRankShortcut) {
     backend.broadcast(host(x), 0).wait();
     EXPECT_EQ(x, h) << "broadcast";
     std::vector<std::int64_t> out(2, 0);
-    backend.reduce_scatter(host(x), host(out), ReduceOp::bor).wait();  // all_gather + fold
+    backend.reduce_scatter(host(out), host(x), ReduceOp::bor).wait();  // all_gather + fold
     EXPECT_EQ(out, h) << "reduce_scatter bor";
     out.assign(2, 0);
-    backend.gather(host(x), host(out), 0).wait();
+    backend.gather(host(out), host(x), 0).wait();
     EXPECT_EQ(out, h) << "gather";
     out.assign(2, 0);
-    backend.scatter(host(x), host(out), 0).wait();
+    backend.scatter(host(out), host(x), 0).wait();
     EXPECT_EQ(out, h) << "scatter";
     out.assign(2, 0);
-    backend.all_to_all(host(x), host(out)).wait();
+    backend.all_to_all(host(out), host(x)).wait();
     EXPECT_EQ(out, h) << "all_to_all";
     out.assign(2, 0);
     const std::size_t counts[] = {2};
-    backend.all_gather_v(host(x), host(out), counts).wait();
+    backend.all_gather_v(host(out), host(x), counts).wait();
     EXPECT_EQ(out, h) << "all_gather_v";
     // In place on the device: all_to_all copies its input aside before the grouped calls.
     DeviceVector<float> d(std::vector<float>{1, 2, 3, 4});

@@ -253,8 +253,10 @@ class FakeGpuBackend final : public dist::core::BackendImpl {
   bool reaches(dist::Device where) const override { return dist::real::nccl_reaches(device(), where); }
   dist::Work all_reduce(dist::core::Buf data, ReduceOp) override { return seen(data); }
   dist::Work broadcast(dist::core::Buf data, int) override { return seen(data); }
-  dist::Work all_gather(dist::core::Buf input, dist::core::Buf) override { return seen(input); }
-  dist::Work send(dist::core::Buf data, int, int) override { return seen(data); }
+  dist::Work all_gather(dist::core::Buf, dist::core::ConstBuf input) override {
+    return seen(input);
+  }
+  dist::Work send(dist::core::ConstBuf data, int, int) override { return seen(data); }
   dist::Work recv(dist::core::Buf data, int, int) override { return seen(data); }
   dist::Work barrier() override { return {}; }
   std::shared_ptr<dist::core::BackendImpl> split(const std::vector<int>&) override {
@@ -264,7 +266,7 @@ class FakeGpuBackend final : public dist::core::BackendImpl {
   std::vector<dist::Device> devices;
 
  private:
-  dist::Work seen(const dist::core::Buf& b) {
+  dist::Work seen(const dist::core::ConstBuf& b) {
     devices.push_back(b.device);
     return dist::core::completed_work();
   }
