@@ -1,11 +1,9 @@
-// dist::Work: forwards to its WorkState (through the call layer when it recorded the call) and
-// takes an issued Work out of its rank's ledger (core/work_ledger.hpp); a default Work is complete.
+// dist::Work: forwards to its WorkState (the layers around a backend wrap the backend's: the call
+// layer's record, the ledger of Works not yet waited); a default Work is complete.
 #include <algorithm>
 #include <string>
 #include <thread>
 
-#include "core/calls/call_layer.hpp"
-#include "core/work_ledger.hpp"
 #include "core/work_state.hpp"
 #include "dist/errors.hpp"
 
@@ -14,10 +12,6 @@ namespace dist {
 Work::~Work() {
   if (!state_ || std::uncaught_exceptions() <= unwinding_) return;
   state_->abandon();
-  try {  // nor is it a Work the rank forgot to wait
-    if (state_->issued.ticket != 0) core::finish_issued(*state_, false);
-  } catch (...) {
-  }
 }
 
 void Work::wait() {
@@ -84,17 +78,13 @@ namespace dist::core {
 Work completed_work() { return Work{}; }
 
 void wait_work(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout) {
-  const bool issued = state.issued.ticket != 0;
   try {
-    if (state.recorded.site) wait_recorded(state, timeout);
-    else if (timeout) state.wait_for(*timeout);
+    if (timeout) state.wait_for(*timeout);
     else state.wait();
   } catch (...) {
     state.failure = std::current_exception();
-    if (issued) finish_issued(state, false);
     throw;
   }
-  if (issued) finish_issued(state, true);
 }
 
 bool poll_work(detail::WorkState& state) {
@@ -105,7 +95,6 @@ bool poll_work(detail::WorkState& state) {
     state.failure = std::current_exception();
     throw;
   }
-  if (done && state.issued.ticket != 0) finish_issued(state, true);
   return done;
 }
 

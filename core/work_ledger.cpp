@@ -2,32 +2,30 @@
 #include "core/work_ledger.hpp"
 
 #include <cstring>
+#include <utility>
 
-#include "core/calls/call_log.hpp"
 #include "core/context.hpp"
+#include "core/work_decorator.hpp"
 #include "dist/detail/erased.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::core {
 
-void WorkLedger::add(const std::shared_ptr<detail::WorkState>& state) {
+std::uint64_t WorkLedger::add(std::shared_ptr<detail::WorkState> state) {
   std::lock_guard lock(mutex_);
-  state->issued.ticket = ++next_;
-  pending_.emplace(next_, state);
+  pending_.emplace(++next_, std::move(state));
+  return next_;
 }
 
-void WorkLedger::remove(detail::WorkState& state) {
+void WorkLedger::remove(std::uint64_t ticket) {
   std::lock_guard lock(mutex_);
-  pending_.erase(std::exchange(state.issued.ticket, 0));
+  pending_.erase(ticket);
 }
 
 std::vector<std::shared_ptr<detail::WorkState>> WorkLedger::take() {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<detail::WorkState>> out;
-  for (auto& [ticket, state] : pending_) {
-    state->issued.ticket = 0;
-    out.push_back(std::move(state));
-  }
+  for (auto& [ticket, state] : pending_) out.push_back(std::move(state));
   pending_.clear();
   return out;
 }
@@ -37,18 +35,11 @@ std::vector<std::shared_ptr<detail::WorkState>> WorkLedger::collectives_of(const
   std::vector<std::shared_ptr<detail::WorkState>> out;
   if (!group) return out;
   for (const auto& [ticket, state] : pending_)
-    if (state->collective_of == group) out.push_back(state);
+    if (state->collective_of() == group) out.push_back(state);
   return out;
 }
 
 std::string describe_work(const detail::WorkState& state) {
-  if (const auto& r = state.recorded; r.site) {
-    CallRecord record;
-    record.call = r.call;
-    record.seq = r.seq;
-    record.group = r.site->name;
-    return describe(record);
-  }
   std::string own = state.describe();
   return own.empty() ? "an asynchronous operation" : own;
 }
@@ -68,19 +59,6 @@ std::uint64_t content_sum(const void* data, std::size_t bytes) {
   return (h ^ bytes) * 0x100000001b3ULL;
 }
 
-void finish_issued(detail::WorkState& state, bool check_buffer) {
-  auto& issued = state.issued;
-  if (auto ledger = issued.ledger.lock()) ledger->remove(state);
-  issued.ticket = 0;
-  if (!check_buffer || !issued.send_data) return;
-  const auto* data = std::exchange(issued.send_data, nullptr);
-  if (content_sum(data, issued.send_bytes) == issued.send_sum) return;
-  throw InvalidArgument(describe_work(state) +
-                        ": its buffer changed between the isend and the end of its wait() (the "
-                        "checksum differs); the receiver may have got either contents. Keep a send "
-                        "buffer untouched until wait() returns");
-}
-
 void check_all_waited(WorkLedger& ledger, const std::string& event) {
   const auto left = ledger.take();
   if (left.empty()) return;
@@ -98,35 +76,92 @@ void check_all_waited(WorkLedger& ledger, const std::string& event) {
 
 }  // namespace dist::core
 
-namespace dist::detail {
+namespace dist::core {
 
 namespace {
-Work enter(Work work, core::Context*& context) {
-  context = core::current_context();
-  if (!work.state()) return work;
+// A Work handed to the user by an *_async call, isend or irecv: in its rank's ledger until it is
+// waited or seen complete, and for an isend with the checksum of its buffer at the call.
+class UnwaitedWork final : public WorkDecorator {
+ public:
+  UnwaitedWork(std::shared_ptr<detail::WorkState> inner, std::weak_ptr<WorkLedger> ledger)
+      : WorkDecorator(std::move(inner)), ledger_(std::move(ledger)) {}
+  void entered(std::uint64_t ticket) { ticket_ = ticket; }
+  void take_checksum(detail::ConstBufferRef data) {
+    send_data_ = data.data;
+    send_bytes_ = data.bytes();
+    send_sum_ = content_sum(data.data, data.bytes());
+  }
+
+  void wait() override {
+    wait_then(std::nullopt, [&](bool ok) { finish(ok); });
+  }
+  void wait_for(std::chrono::milliseconds timeout) override {
+    wait_then(timeout, [&](bool ok) { finish(ok); });
+  }
+  bool is_completed() override {
+    const bool done = WorkDecorator::is_completed();
+    if (done) finish(true);
+    return done;
+  }
+  // Unwinding past the Work (dist::Work::~Work): nor is it a Work the rank forgot to wait.
+  void abandon() noexcept override {
+    WorkDecorator::abandon();
+    try {
+      finish(false);
+    } catch (...) {
+    }
+  }
+
+ private:
+  // Leaves the ledger; with `check_buffer`, an isend whose buffer changed since the call raises
+  // InvalidArgument.
+  void finish(bool check_buffer) {
+    if (const auto ledger = ledger_.lock(); ledger && ticket_ != 0)
+      ledger->remove(std::exchange(ticket_, 0));
+    if (!check_buffer || !send_data_) return;
+    const auto* data = std::exchange(send_data_, nullptr);
+    if (content_sum(data, send_bytes_) == send_sum_) return;
+    throw InvalidArgument(describe_work(*this) +
+                          ": its buffer changed between the isend and the end of its wait() (the "
+                          "checksum differs); the receiver may have got either contents. Keep a "
+                          "send buffer untouched until wait() returns");
+  }
+
+  std::weak_ptr<WorkLedger> ledger_;
+  std::uint64_t ticket_ = 0;         // 0: out of the ledger
+  const void* send_data_ = nullptr;  // null: no checksum taken
+  std::size_t send_bytes_ = 0;
+  std::uint64_t send_sum_ = 0;
+};
+
+// `work` entered in the calling rank's ledger (as it is without a distributed context), its
+// decorator returned too (null when not entered).
+std::pair<Work, std::shared_ptr<UnwaitedWork>> enter(Work work, Context*& context) {
+  context = current_context();
+  if (!work.state()) return {std::move(work), nullptr};
   work.state()->start();
-  if (!context) return work;
-  work.state()->issued.ledger = context->works;
-  context->works->add(work.state());
-  return work;
+  if (!context) return {std::move(work), nullptr};
+  auto unwaited = std::make_shared<UnwaitedWork>(work.state(), context->works);
+  unwaited->entered(context->works->add(unwaited));
+  return {Work(unwaited), unwaited};
 }
 }  // namespace
 
+}  // namespace dist::core
+
+namespace dist::detail {
+
 Work track_unwaited(Work work) {
   core::Context* context = nullptr;
-  return enter(std::move(work), context);
+  return core::enter(std::move(work), context).first;
 }
 
 Work track_unwaited_send(Work work, ConstBufferRef data) {
   core::Context* context = nullptr;
-  work = enter(std::move(work), context);
-  if (work.state() && context && context->check_send_buffers && data.device.is_cpu()) {
-    auto& issued = work.state()->issued;
-    issued.send_data = data.data;
-    issued.send_bytes = data.bytes();
-    issued.send_sum = core::content_sum(data.data, data.bytes());
-  }
-  return work;
+  auto [entered, unwaited] = core::enter(std::move(work), context);
+  if (unwaited && context->check_send_buffers && data.device.is_cpu())
+    unwaited->take_checksum(data);
+  return std::move(entered);
 }
 
 }  // namespace dist::detail

@@ -17,14 +17,16 @@
 
 namespace dist::core {
 
-// One rank's Works not yet waited, in the order they were issued.
+// One rank's Works not yet waited, in the order they were issued. detail::track_unwaited wraps
+// each in a decorator (work_ledger.cpp) that leaves the ledger once the Work is waited.
 class DIST_API WorkLedger {
  public:
-  void add(const std::shared_ptr<detail::WorkState>& state);
-  void remove(detail::WorkState& state);
+  // Enters `state`; returns its ticket for remove().
+  std::uint64_t add(std::shared_ptr<detail::WorkState> state);
+  void remove(std::uint64_t ticket);
   // The Works still not waited, oldest first; the ledger lets go of them.
   std::vector<std::shared_ptr<detail::WorkState>> take();
-  // The collectives on `group` (WorkState::collective_of) still not waited, oldest first; they
+  // The collectives on `group` (WorkState::collective_of()) still not waited, oldest first; they
   // stay in the ledger until waited.
   std::vector<std::shared_ptr<detail::WorkState>> collectives_of(const void* group);
 
@@ -36,10 +38,6 @@ class DIST_API WorkLedger {
 
 // The Work's call, as errors name it ("all_reduce(op=sum, int32 x 4) on world #3").
 DIST_API std::string describe_work(const detail::WorkState& state);
-
-// Called once an issued Work is waited (or seen complete): it leaves its ledger, and with
-// `check_buffer` an isend whose buffer changed since the call raises InvalidArgument.
-DIST_API void finish_issued(detail::WorkState& state, bool check_buffer);
 
 // Raises InvalidArgument naming the Works in `ledger` that were never waited; `event` says what
 // the rank did ("rank 0 returned", "destroy_dist() was called"). The ledger is emptied either way.

@@ -1,5 +1,6 @@
-// The implementer side of dist::Work: a WorkState per asynchronous operation, and the two
-// trivial states every backend needs (already done, failed before it started).
+// The implementer side of dist::Work: a WorkState per asynchronous operation. A backend's holds
+// its engine's state only; the layers around a backend (the call layer, the ledger of Works not
+// yet waited) wrap it in a WorkDecorator (core/work_decorator.hpp) holding theirs.
 #pragma once
 
 #include <chrono>
@@ -9,15 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "core/calls/call.hpp"
 #include "dist/api.hpp"
 #include "dist/errors.hpp"
 #include "dist/export.hpp"
-
-namespace dist::core {
-struct GroupSite;
-class WorkLedger;
-}  // namespace dist::core
 
 namespace dist::detail {
 
@@ -40,8 +35,9 @@ class DIST_API WorkState {
   // default polls is_completed(); a backend whose operations progress only inside wait()
   // overrides it.
   virtual void wait_for(std::chrono::milliseconds timeout);
-  // The Work was handed to the user by an asynchronous call (detail::issued): a backend that runs
-  // a call only once it is waited (gloo's blocking calls run on the waiting thread) starts it now.
+  // The Work was handed to the user by an asynchronous call (detail::track_unwaited): a backend
+  // that runs a call only once it is waited (gloo's blocking calls run on the waiting thread)
+  // starts it now.
   virtual void start() {}
   // The user's Work was destroyed by an exception unwinding the stack that holds the operation's
   // buffers (dist::Work::~Work): a backend that may still touch them stops first. Never throws.
@@ -57,34 +53,13 @@ class DIST_API WorkState {
   virtual int source() const { return received_from; }
   int received_from = -1;
 
-  // Set by the call layer (core/calls) on an operation it recorded, so Work::wait ends the
-  // record and explains a failure (core::wait_recorded) without a state of its own per call.
-  struct Recorded {
-    std::shared_ptr<const core::GroupSite> site;  // null: not recorded
-    std::uint64_t ticket = 0;
-    std::uint64_t seq = 0;
-    core::CallDesc call;
-  };
-  Recorded recorded;
+  // The group backend a collective was called on, as the group's outermost backend (the call
+  // layer, sim's) knows it: barrier() on that group completes the collective first
+  // (core/barrier.cpp), as torch's barrier does. Compared, never dereferenced; null for p2p and
+  // untracked calls.
+  virtual const void* collective_of() const { return nullptr; }
 
-  // Set by detail::issued on a Work handed to the user by an *_async call, isend or irecv
-  // (core/work_ledger.hpp): its place in the rank's ledger of Works not yet waited, and an
-  // isend's buffer checksum.
-  struct Issued {
-    std::weak_ptr<core::WorkLedger> ledger;
-    std::uint64_t ticket = 0;         // 0: not in a ledger (never issued, or waited)
-    const void* send_data = nullptr;  // null: no checksum taken
-    std::size_t send_bytes = 0;
-    std::uint64_t send_sum = 0;
-  };
-  Issued issued;
-
-  // The group backend a collective was called on, set by the group's outermost backend (the call
-  // layer, sim's): barrier() on that group completes the collective first (core/barrier.cpp), as
-  // torch's barrier does. Compared, never dereferenced; null for p2p and untracked calls.
-  const void* collective_of = nullptr;
-
-  // The call, as errors name it, for a state the call layer did not record ("" when unknown).
+  // The call, as errors name it ("" when unknown).
   virtual std::string describe() const { return {}; }
 };
 
@@ -95,9 +70,8 @@ namespace dist::core {
 // A Work for an operation that has already finished (successfully).
 DIST_API Work completed_work();
 
-// What dist::Work::wait and is_completed do with a Work's state: wait (within `timeout`) through
-// the call layer when it recorded the call, keep the error for Work::exception, and take an
-// issued Work out of its rank's ledger once it is done.
+// What dist::Work::wait and is_completed do with a Work's state: wait (within `timeout`), and keep
+// the error for Work::exception.
 DIST_API void wait_work(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout);
 DIST_API bool poll_work(detail::WorkState& state);
 

@@ -10,9 +10,10 @@ namespace {
 class SimWork final : public dist::detail::WorkState {
  public:
   // `limit`: the group's own timeout (new_group's option), when it has one.
+  // `group`: the backend a collective was called on (null for p2p).
   SimWork(World& world, int rank, std::shared_ptr<Op> op,
-          std::optional<std::chrono::milliseconds> limit)
-      : world_(world), rank_(rank), op_(std::move(op)), limit_(limit) {}
+          std::optional<std::chrono::milliseconds> limit, const void* group = nullptr)
+      : world_(world), rank_(rank), op_(std::move(op)), limit_(limit), group_(group) {}
   SimWork(const SimWork&) = delete;
   SimWork& operator=(const SimWork&) = delete;
   ~SimWork() override {
@@ -32,6 +33,7 @@ class SimWork final : public dist::detail::WorkState {
   bool is_completed() override { return world_.test(rank_, op_); }
   // Read once complete (Work::source), after the matching send wrote it.
   int source() const override { return op_->p2p && op_->pair[1] == rank_ ? op_->source : -1; }
+  const void* collective_of() const override { return group_; }
   std::string describe() const override {
     return op_->describe(static_cast<std::size_t>(op_->index_of(rank_)));
   }
@@ -41,6 +43,7 @@ class SimWork final : public dist::detail::WorkState {
   int rank_;
   std::shared_ptr<Op> op_;
   std::optional<std::chrono::milliseconds> limit_;
+  const void* group_;
 };
 
 // A call moving `count` elements of `dtype` (the dtype every rank's call must agree on).
@@ -63,10 +66,9 @@ SimBackend::SimBackend(World& world, std::shared_ptr<Communicator> comm, int gro
       global_rank_(comm_->members[static_cast<std::size_t>(group_rank)]) {}
 
 Work SimBackend::post(Call&& call) {
-  auto state = std::make_shared<SimWork>(
-      world_, global_rank_, world_.post_collective(comm_, rank_, std::move(call)), timeout_);
-  state->collective_of = this;  // barrier() on this group completes it first
-  return Work(std::move(state));
+  // barrier() on this group completes it first
+  return Work(std::make_shared<SimWork>(
+      world_, global_rank_, world_.post_collective(comm_, rank_, std::move(call)), timeout_, this));
 }
 
 Work SimBackend::post_p2p(Call&& call) {

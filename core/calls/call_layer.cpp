@@ -1,5 +1,4 @@
-// The call layer: CallLayer wraps one group's backend; wait_recorded ends a pending operation's
-// record.
+// The call layer: CallLayer wraps one group's backend (the Works of its calls: recorded_call.hpp).
 #include "core/calls/call_layer.hpp"
 
 #include <algorithm>
@@ -9,77 +8,14 @@
 
 #include "core/calls/call_of.hpp"
 #include "core/calls/diagnosis.hpp"
+#include "core/calls/recorded_call.hpp"
 #include "core/group_text.hpp"
 #include "core/init/rendezvous.hpp"
-#include "core/work_state.hpp"
 #include "dist/errors.hpp"
 
 namespace dist::core {
 
 namespace {
-// The exception being handled, rethrown as the same class with the call's site in front:
-// "all_reduce(op=sum, float32 x 4) on world #2: gloo all_reduce on the group ... failed: ...".
-[[noreturn]] void rethrow_at(const std::string& at) {
-  try {
-    throw;
-  } catch (const RankFailure& e) {
-    throw RankFailure(at + ": " + e.what(), e.failed_rank());
-  } catch (const TimeoutError& e) {
-    throw TimeoutError(at + ": " + e.what(), e.missing_ranks());
-  } catch (const BackendError& e) {
-    throw BackendError(at + ": " + e.what(), e.vendor_code());
-  }
-}
-
-// A DesyncError the backend found itself (mpi agrees on every call): the same text on every rank,
-// the call's number in front.
-[[noreturn]] void rethrow_desync(const GroupSite& site, std::uint64_t seq) {
-  try {
-    throw;
-  } catch (const DesyncError& e) {
-    if (seq == 0) throw;
-    throw DesyncError("collective on " + site.name + " #" + std::to_string(seq) + ": " + e.what());
-  }
-}
-
-// The exception being handled, explained: a collective's timeout the backend could not pin on a
-// peer, or a lost peer, gets the diagnosis of diagnosis.hpp; a p2p call's passes as it is.
-[[noreturn]] void explain(const GroupSite& site, const CallDesc& call, std::uint64_t seq) {
-  if (seq == 0) throw;
-  const std::int64_t now = wall_clock_us();
-  const CallRecord mine{call, seq, site.name, CallState::failed, now, now, 0, site.key};
-  try {
-    throw;
-  } catch (const detail::WaitTimeout&) {  // the caller's own timeout: the operation goes on
-  } catch (const TimeoutError& e) {
-    if (e.missing_ranks().empty()) diagnose_timeout(site, mine, e.what());
-  } catch (const RankFailure& e) {
-    diagnose_failure(site, mine, e.failed_rank());
-  } catch (const DesyncError&) {
-    rethrow_desync(site, seq);
-  } catch (...) {
-  }
-  rethrow_at(describe(mine));
-}
-
-// An operation that completed inside the call (gloo's collectives do): its Work still names the
-// call, for a Work the user never waits (core/work_ledger.hpp).
-class FinishedCall final : public detail::WorkState {
- public:
-  FinishedCall(std::shared_ptr<const GroupSite> site, std::uint64_t seq, const CallDesc& call)
-      : site_(std::move(site)), seq_(seq), call_(call) {}
-  void wait() override {}
-  bool is_completed() override { return true; }
-  std::string describe() const override {
-    return core::describe(CallRecord{call_, seq_, site_->name, CallState::completed, 0, 0, 0, {}});
-  }
-
- private:
-  std::shared_ptr<const GroupSite> site_;
-  std::uint64_t seq_;
-  CallDesc call_;
-};
-
 class CallLayer final : public BackendImpl {
  public:
   CallLayer(std::shared_ptr<BackendImpl> inner, std::shared_ptr<const GroupSite> site)
@@ -247,19 +183,13 @@ Work CallLayer::call(const CallDesc& d, Issue&& issue) {
     work = issue();
   } catch (...) {
     recorder.end(ticket, CallState::failed);
-    explain(*site_, d, seq);
+    explain_failure(*site_, d, seq);
   }
   if (!work.state()) {
     recorder.end(ticket, CallState::completed);
-    return Work(std::make_shared<FinishedCall>(site_, seq, d));
+    return finished_call(site_, seq, d);
   }
-  auto& recorded = work.state()->recorded;  // Work::wait ends the record (wait_recorded)
-  recorded.site = site_;
-  recorded.ticket = ticket;
-  recorded.seq = seq;
-  recorded.call = d;
-  if (seq > 0) work.state()->collective_of = this;
-  return work;
+  return recorded_call(work, site_, ticket, seq, d, seq > 0 ? this : nullptr);
 }
 
 // DIST_DEBUG=detail: every rank's call, all_gathered through the backend before the call itself.
@@ -321,18 +251,6 @@ std::shared_ptr<BackendImpl> CallLayer::layer_over(std::shared_ptr<BackendImpl> 
   return std::make_shared<CallLayer>(std::move(child), std::move(site));
 }
 }  // namespace
-
-void wait_recorded(detail::WorkState& state, std::optional<std::chrono::milliseconds> timeout) {
-  const auto& r = state.recorded;
-  try {
-    if (timeout) state.wait_for(*timeout);
-    else state.wait();
-  } catch (...) {
-    r.site->log->recorder.end(r.ticket, CallState::failed);
-    explain(*r.site, r.call, r.seq);
-  }
-  r.site->log->recorder.end(r.ticket, CallState::completed);
-}
 
 bool call_checks_enabled() {
   auto value = get_env("DIST_DEBUG");

@@ -47,11 +47,6 @@ DIST_API void set_hosts(BackendImpl& backend, std::vector<std::string> hosts);
 // The backend under the call layer (`backend` itself when it has none).
 DIST_API BackendImpl& without_call_layer(BackendImpl& backend);
 
-// Waits for an operation the call layer recorded (state.recorded.site set): ends its record, and
-// explains its failure as the call itself would have (`timeout`: Work::wait's, when given).
-DIST_API void wait_recorded(detail::WorkState& state,
-                            std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-
 // Whether DIST_DEBUG asks for the per-call comparison ("detail", any case).
 DIST_API bool call_checks_enabled();
 
