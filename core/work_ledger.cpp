@@ -83,10 +83,16 @@ namespace {
 // waited or seen complete, and for an isend with the checksum of its buffer at the call.
 class UnwaitedWork final : public WorkDecorator {
  public:
-  UnwaitedWork(std::shared_ptr<detail::WorkState> inner, std::weak_ptr<WorkLedger> ledger)
-      : WorkDecorator(std::move(inner)), ledger_(std::move(ledger)) {}
+  // `check_send_buffers`: the rank's setting (Context::check_send_buffers).
+  UnwaitedWork(std::shared_ptr<detail::WorkState> inner, std::weak_ptr<WorkLedger> ledger,
+               bool check_send_buffers)
+      : WorkDecorator(std::move(inner)),
+        ledger_(std::move(ledger)),
+        check_send_buffers_(check_send_buffers) {}
   void entered(std::uint64_t ticket) { ticket_ = ticket; }
+  // An isend's buffer, checksummed when the rank checks send buffers and it is host memory.
   void take_checksum(detail::ConstBufferRef data) {
+    if (!check_send_buffers_ || !data.device.is_cpu()) return;
     send_data_ = data.data;
     send_bytes_ = data.bytes();
     send_sum_ = content_sum(data.data, data.bytes());
@@ -128,22 +134,25 @@ class UnwaitedWork final : public WorkDecorator {
   }
 
   std::weak_ptr<WorkLedger> ledger_;
+  bool check_send_buffers_;
   std::uint64_t ticket_ = 0;         // 0: out of the ledger
   const void* send_data_ = nullptr;  // null: no checksum taken
   std::size_t send_bytes_ = 0;
   std::uint64_t send_sum_ = 0;
 };
 
-// `work` entered in the calling rank's ledger (as it is without a distributed context), its
-// decorator returned too (null when not entered).
-std::pair<Work, std::shared_ptr<UnwaitedWork>> enter(Work work, Context*& context) {
-  context = current_context();
-  if (!work.state()) return {std::move(work), nullptr};
+// Starts `work` and enters it in the calling rank's ledger, replacing it with its decorator, which
+// is returned (null, `work` unchanged, without a state or a distributed context).
+std::shared_ptr<UnwaitedWork> enter(Work& work) {
+  if (!work.state()) return nullptr;
   work.state()->start();
-  if (!context) return {std::move(work), nullptr};
-  auto unwaited = std::make_shared<UnwaitedWork>(work.state(), context->works);
+  Context* context = current_context();
+  if (!context) return nullptr;
+  auto unwaited =
+      std::make_shared<UnwaitedWork>(work.state(), context->works, context->check_send_buffers);
   unwaited->entered(context->works->add(unwaited));
-  return {Work(unwaited), unwaited};
+  work = Work(unwaited);
+  return unwaited;
 }
 }  // namespace
 
@@ -152,16 +161,13 @@ std::pair<Work, std::shared_ptr<UnwaitedWork>> enter(Work work, Context*& contex
 namespace dist::detail {
 
 Work track_unwaited(Work work) {
-  core::Context* context = nullptr;
-  return core::enter(std::move(work), context).first;
+  core::enter(work);
+  return work;
 }
 
 Work track_unwaited_send(Work work, ConstBufferRef data) {
-  core::Context* context = nullptr;
-  auto [entered, unwaited] = core::enter(std::move(work), context);
-  if (unwaited && context->check_send_buffers && data.device.is_cpu())
-    unwaited->take_checksum(data);
-  return std::move(entered);
+  if (const auto unwaited = core::enter(work)) unwaited->take_checksum(data);
+  return work;
 }
 
 }  // namespace dist::detail

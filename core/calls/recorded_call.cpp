@@ -57,15 +57,22 @@ namespace {
 }
 
 namespace {
+// The call as errors name it: "all_reduce(op=sum, float32 x 4) on world #2".
+std::string call_text(const GroupSite& site, std::uint64_t seq, const CallDesc& call) {
+  CallRecord record;
+  record.call = call;
+  record.seq = seq;
+  record.group = site.name;
+  return describe(record);
+}
+
 class FinishedCall final : public detail::WorkState {
  public:
   FinishedCall(std::shared_ptr<const GroupSite> site, std::uint64_t seq, const CallDesc& call)
       : site_(std::move(site)), seq_(seq), call_(call) {}
   void wait() override {}
   bool is_completed() override { return true; }
-  std::string describe() const override {
-    return core::describe(CallRecord{call_, seq_, site_->name, CallState::completed, 0, 0, 0, {}});
-  }
+  std::string describe() const override { return call_text(*site_, seq_, call_); }
 
  private:
   std::shared_ptr<const GroupSite> site_;
@@ -93,9 +100,7 @@ class RecordedCall final : public WorkDecorator {
     wait_then(timeout, [&](bool ok) { end(ok); });
   }
   const void* collective_of() const override { return group_; }
-  std::string describe() const override {
-    return core::describe(CallRecord{call_, seq_, site_->name, CallState::posted, 0, 0, 0, {}});
-  }
+  std::string describe() const override { return call_text(*site_, seq_, call_); }
 
  private:
   // Called while a failed wait's exception is handled: explains it.
