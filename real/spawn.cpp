@@ -2,13 +2,10 @@
 // deadline, stopping the others after a failure); each worker reports "<time> <error>" on a pipe.
 #include "dist/real/spawn.hpp"
 
-#include <arpa/inet.h>
 #include <cxxabi.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +17,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/store/port_reservation.hpp"
 #include "dist/api.hpp"
 #include "dist/real/init.hpp"
 
@@ -28,19 +26,6 @@ namespace dist {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!ok) throw BackendError("dist::spawn: cannot find a free port on 127.0.0.1");
-  return ntohs(addr.sin_port);
-}
 
 std::string type_name(const std::exception& e) {
   if (const auto* d = dynamic_cast<const Error*>(&e)) return std::string(to_string(d->code()));
@@ -212,7 +197,15 @@ void spawn(int nprocs, const std::function<void()>& fn, const SpawnOptions& opti
   if (is_distributed())
     throw InvalidArgument("dist::spawn: this process is already distributed; call it before "
                           "init_dist / init_process_group (or after destroy_dist)");
-  const int port = free_loopback_port();
+  // Held until every worker ended, so no other process takes it before rank 0's store binds it.
+  const core::PortReservation reserved = [] {
+    try {
+      return core::PortReservation::on("127.0.0.1");
+    } catch (const std::runtime_error& e) {
+      throw BackendError(std::string("dist::spawn: ") + e.what());
+    }
+  }();
+  const int port = reserved.port();
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);

@@ -1,13 +1,8 @@
-// rank_environment, job_secret and free_port.
+// rank_environment and job_secret.
 #include "real/launch/environment.hpp"
-
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <stdexcept>
 
@@ -63,37 +58,6 @@ std::string job_secret(const Options& options) {
     secret += hex[b & 15];
   }
   return secret;
-}
-
-int free_port(const std::string& addr) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (const int rc = ::getaddrinfo(addr.c_str(), "0", &hints, &found); rc != 0)
-    throw std::runtime_error("cannot resolve '" + addr + "': " + ::gai_strerror(rc));
-  int port = 0;
-  std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr && port == 0; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    sockaddr_storage bound{};
-    socklen_t len = sizeof bound;
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
-      char service[16] = {};
-      ::getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, nullptr, 0, service, sizeof service,
-                    NI_NUMERICSERV);
-      port = std::atoi(service);
-    } else {
-      why = std::strerror(errno);
-    }
-    ::close(fd);
-  }
-  ::freeaddrinfo(found);
-  if (port == 0) throw std::runtime_error("cannot bind a port on '" + addr + "': " + why);
-  return port;
 }
 
 }  // namespace dist::launch

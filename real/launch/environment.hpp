@@ -1,5 +1,4 @@
-// The torchrun-style environment distrun gives each local process, the job's store secret, and a
-// free TCP port for the rendezvous when none is given.
+// The torchrun-style environment distrun gives each local process and the job's store secret.
 #pragma once
 
 #include <string>
@@ -21,9 +20,5 @@ EnvVars rank_environment(const Options& options, int local_rank, int port);
 // digits from /dev/urandom. A multi-node job given none is a UsageError (each node's distrun
 // would draw a different one). runtime_error when the file or /dev/urandom cannot be read.
 std::string job_secret(const Options& options);
-
-// A TCP port that was free on `addr` a moment ago (bound to port 0 and released); throws
-// std::runtime_error when `addr` cannot be bound.
-int free_port(const std::string& addr);
 
 }  // namespace dist::launch

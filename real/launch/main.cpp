@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/store/port_reservation.hpp"
 #include "real/launch/environment.hpp"
 #include "real/launch/options.hpp"
 #include "real/launch/process.hpp"
@@ -28,7 +30,11 @@ void write_all(int fd, std::string_view text) {
 
 int launch(const Options& options) {
   const int signal_fd = install_signal_pipe();
-  const int port = options.master_port ? *options.master_port : free_port(options.master_addr);
+  // The port stays reserved while the job runs, so no other process takes it before rank 0's
+  // store binds it.
+  std::optional<dist::core::PortReservation> reserved;
+  if (!options.master_port) reserved.emplace(dist::core::PortReservation::on(options.master_addr));
+  const int port = reserved ? reserved->port() : *options.master_port;
   const std::string secret = job_secret(options);
   if (secret.empty())
     write_all(STDERR_FILENO,

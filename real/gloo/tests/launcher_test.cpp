@@ -112,6 +112,8 @@ TEST_F(Launcher, UnderTorchrunTheStoreLeavesMasterPortToTheAgent) {
   set("DIST_STORE_PORT", port());
   const int agent_port = test_support::free_port();
   const int agent = ::socket(AF_INET, SOCK_STREAM, 0);  // the agent's store, listening
+  const int reuse = 1;  // as torch's TCPStore binds (and as the reserved port needs)
+  ASSERT_EQ(::setsockopt(agent, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse), 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
