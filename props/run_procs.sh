@@ -38,12 +38,15 @@ launcher=distrun
 [ "$suite" = mpi_procs ] && launcher=mpirun
 echo "$suite: RC_PARAMS=\"$params\" $launcher -n $procs -- dist_props --gtest_filter='*/$suite.*' $*"
 { launch "$@" || echo $? >"$log.status"; } |
-  sed -u 's/^\[[0-9]*,\([0-9]*\)\]<std[a-z]*>:/[\1] /' | tee "$log"
+  sed -u -e 's/^\[[0-9]*,\([0-9]*\)\]<std[a-z]*>:/[\1] /' \
+    -e 's/\[[0-9]*,\([0-9]*\)\]<std[a-z]*>:/\n[\1] /g' | tee "$log"
 if [ -s "$log.status" ]; then exit "$(cat "$log.status")"; fi
 
-# Process 0's gtest summary (every process runs the same tests): how many matched, how many passed.
-matched=$(sed -n 's/^\[0\] \[==========\] Running \([0-9]*\) tests* from.*/\1/p' "$log" | head -n 1)
-passed=$(grep -c '^\[0\] \[       OK \] ' "$log" || true)
+# The gtest summary (every process runs the same tests): how many matched, how many passed. Read
+# anywhere in a line: a process's partial line (rapidcheck writes "Using configuration: " and its
+# seed apart) can glue another's output onto it.
+matched=$(grep -o '\[==========\] Running [0-9]* tests* from' "$log" | head -n 1 | tr -dc 0-9)
+passed=$(grep -o '\[       OK \] [^ ]*' "$log" | sort -u | wc -l)
 if [ -z "$matched" ] || [ "$matched" -eq 0 ]; then
   echo "run_procs.sh: FAILED: no test ran: the gtest filter matched no test" >&2
   exit 1
