@@ -39,7 +39,10 @@ void World::publish_chunks(const std::shared_ptr<Op>& op, bool locked) {
 // Moves op from gathering or ready to failed with `error`, once: a second failer, or one that
 // comes after completion, changes nothing.
 void World::fail(Op& op, std::exception_ptr error, bool locked) {
-  if (!op.close(Op::State::failing)) return;
+  if (op.close(Op::State::failing)) end_failing(op, std::move(error), locked);
+}
+
+void World::end_failing(Op& op, std::exception_ptr error, bool locked) {
   op.error = std::move(error);
   op.state.store(Op::State::failed);
   observers_.ended(op, [&] { return end_time(op); });

@@ -91,6 +91,14 @@ std::shared_ptr<Op> World::post_collective(const std::shared_ptr<Communicator>& 
   return op;
 }
 
+// The verdict that an arrival fails the op. The op turns failing here, under its guard, so that
+// no later arrival finds the calls complete and runs them before settle() ends it: a desync is
+// judged against the first arrival only, and the rank that differed wrote its call already.
+World::Arrival World::failing(Op& op, std::exception_ptr error) {
+  if (!op.close(Op::State::failing)) return {Arrival::Kind::joined_failed, {}};
+  return {Arrival::Kind::fail, std::move(error)};
+}
+
 // Records participant `index`'s call and judges the op from what has arrived so far. Called
 // under the op's guard (the gate for a collective, the fabric's lock for p2p); the verdict is
 // acted on by settle() after leaving the gate.
@@ -100,16 +108,16 @@ World::Arrival World::register_arrival(Op& op, std::size_t index, Call&& call) {
   const auto s = op.state.load();
   if (s == Op::State::failing || s == Op::State::failed) return {Arrival::Kind::joined_failed, {}};
   if (!op.calls[index].injected_failure.empty()) {
-    return {Arrival::Kind::fail,
-            std::make_exception_ptr(BackendError(
+    return failing(
+        op, std::make_exception_ptr(BackendError(
                 op.describe(index) + " failed on rank " + std::to_string(op.participants[index]) +
-                ": " + op.calls[index].injected_failure + " (injected fault)"))};
+                ": " + op.calls[index].injected_failure + " (injected fault)")));
   }
   if (op.arrived.count() > 1) {  // every earlier arrival already agrees with the first one
     const Call& first = op.calls[op.arrived.first()];
     const auto field = differing_field(first, op.calls[index]);
     if (!field.empty())
-      return {Arrival::Kind::fail, std::make_exception_ptr(DesyncError(desync_message(op, field)))};
+      return failing(op, std::make_exception_ptr(DesyncError(desync_message(op, field))));
     // The same list as the first arrival's: share it (its own copy is freed here).
     if (first.kind == OpKind::split) op.calls[index].split_ranks = first.split_ranks;
   }
@@ -118,7 +126,7 @@ World::Arrival World::register_arrival(Op& op, std::size_t index, Call&& call) {
   // Only the first arrival looks for participants that have finished: a rank that finishes later
   // finds this op among its communicators' (World::finish).
   if (op.arrived.count() == 1)
-    if (auto error = unreachable_error(op)) return {Arrival::Kind::fail, std::move(error)};
+    if (auto error = unreachable_error(op)) return failing(op, std::move(error));
   return {};
 }
 
@@ -128,7 +136,7 @@ void World::settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arr
     case Arrival::Kind::joined_failed:
       observers_.joined_failed(*op, index, [&] { return end_time(*op); });
       return;
-    case Arrival::Kind::fail: fail(*op, std::move(arrival.error), locked); return;
+    case Arrival::Kind::fail: end_failing(*op, std::move(arrival.error), locked); return;
     case Arrival::Kind::all_arrived: on_all_arrived(op, locked); return;
     case Arrival::Kind::completed: wake(*op, locked); return;
     case Arrival::Kind::planned: publish_chunks(op, locked); return;

@@ -43,6 +43,8 @@ inline std::chrono::milliseconds within(std::optional<std::chrono::milliseconds>
 }
 
 class World {
+  friend struct MatcherProbe;  // sim/tests/matcher_test.cpp: the matcher's verdicts, one by one
+
  public:
   explicit World(const Cluster& cluster);
   // Drops the ops still queued on communicators (a run that failed leaves some): an op holds its
@@ -175,6 +177,7 @@ class World {
   // `locked`: whether the caller holds the fabric's lock (always in locked_ mode and for p2p;
   // a collective posted in the lock-free mode does not).
   Arrival register_arrival(Op& op, std::size_t index, Call&& call);
+  Arrival failing(Op& op, std::exception_ptr error);
   void settle(const std::shared_ptr<Op>& op, std::size_t index, Arrival arrival, bool locked);
   void on_all_arrived(const std::shared_ptr<Op>& op, bool locked);
   // post_p2p's matching (under the fabric's lock): the unmatched op a send or recv completes.
@@ -189,6 +192,7 @@ class World {
   bool run_inline(Op& op);
   void publish_chunks(const std::shared_ptr<Op>& op, bool locked);
   void fail(Op& op, std::exception_ptr error, bool locked);
+  void end_failing(Op& op, std::exception_ptr error, bool locked);  // one this thread closed
   void complete(Op& op, bool locked);
   void wake(const Op& op, bool locked);
   bool execute_chunk(Op& op);
