@@ -167,6 +167,13 @@ std::shared_ptr<BackendImpl> BackendImpl::split_local(const std::vector<int>&) {
                         "members calling); call new_group on every rank instead");
 }
 
+std::string BackendImpl::recovery_refusal() const {
+  return "the " + std::string(to_string(kind())) +
+         " backend cannot abort or shrink a group yet (sim can: run the recovery path there)";
+}
+
+void BackendImpl::abort(const std::exception_ptr&) {}
+
 std::string local_group_key(const std::vector<int>& ranks, int k) {
   std::vector<std::uint64_t> values(ranks.begin(), ranks.end());
   char hex[16];

@@ -97,6 +97,14 @@ class DIST_API BackendImpl {
   // that had not arrived. This default waits on barrier() with the timeout; the call layer
   // meets in the job's store instead (core/calls/call_layer.cpp).
   virtual void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks);
+
+  // Recovery after a lost rank (core/fault_tolerance.cpp: dist::abort, shrink_group). Why this
+  // backend cannot abort or shrink a group, or empty when it can; the default says it cannot yet.
+  virtual std::string recovery_refusal() const;
+  // dist::abort on this rank (asked only when recovery_refusal() is empty): every pending call of
+  // this rank on the group ends at once, and each peer waiting on this rank in one gets a
+  // RankFailure naming it; waits for no peer. `why` is the Aborted error of this rank's calls.
+  virtual void abort(const std::exception_ptr& why);
 };
 
 // The name the members of `ranks` give the k-th group they make with that list by split_local

@@ -66,6 +66,7 @@ Status status_of(const std::exception_ptr& error) {
       throw TimeoutError(s.message);
     case ErrorCode::rank_failure:
       throw RankFailure(s.message, -1);
+    case ErrorCode::aborted: throw Aborted(s.message);
     default:
       throw BackendError(s.message);
   }

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/backend_impl.hpp"
@@ -28,6 +29,12 @@ struct GroupState {
   const void* owner = nullptr;             // the Context this group belongs to
   // Set by destroy_dist, which also drops the backend: a Group kept past it is refused, not used.
   std::atomic<bool> destroyed{false};
+  // Set by dist::abort (core/fault_tolerance.cpp): every later call on the group raises Aborted
+  // with aborted_text ("the group {0, 1} was aborted on rank 1 by dist::abort"), written once,
+  // before the flag.
+  std::atomic<bool> aborted{false};
+  std::string aborted_text;
+  std::once_flag abort_once;
 };
 
 }  // namespace dist::detail

@@ -11,6 +11,7 @@ std::string_view to_string(ErrorCode code) {
     case ErrorCode::deadlock: return "deadlock";
     case ErrorCode::timeout: return "timeout";
     case ErrorCode::rank_failure: return "rank_failure";
+    case ErrorCode::aborted: return "aborted";
     case ErrorCode::backend: return "backend";
   }
   return "unknown";

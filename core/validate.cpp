@@ -34,6 +34,8 @@ ResolvedGroup resolve_group(const Group& group, const char* function) {
     return {};
   }
   detail::GroupState* g = group.is_default() ? ctx->world.get() : group.state().get();
+  if (g->aborted.load(std::memory_order_acquire))
+    throw Aborted(std::string(function) + ": " + g->aborted_text);
   if (g->owner != ctx)
     throw InvalidArgument(std::string(function) +
                           ": the group belongs to another rank or run (groups are per rank)");

@@ -116,6 +116,25 @@ struct Communicator {
   // Unmatched receives from any_source by (dst, tag), oldest first (Op::any_source).
   using Inbox = std::pair<int, int>;
   std::map<Inbox, std::deque<std::shared_ptr<Op>>> any_source_recvs;
+  // f(op) for every unmatched p2p op above (under the fabric's lock).
+  template <class F>
+  void for_each_unmatched(F&& f) const {
+    for (const auto* queues : {&unmatched_sends, &unmatched_recvs})
+      for (const auto& [key, queue] : *queues)
+        for (const auto& op : queue) f(op);
+    for (const auto& [key, queue] : any_source_recvs)
+      for (const auto& op : queue) f(op);
+  }
+  // The members (global ranks) that aborted it (dist::abort), in order: written under the
+  // fabric's lock and the gate, so either guard reads it. Nothing is posted for them again (the
+  // front end refuses their calls); their peers' calls fail naming them (World::abort).
+  std::vector<std::pair<int, std::string>> aborted_by;  // and the reason its own calls give
+  bool aborted(int global_rank) const { return aborted_reason(global_rank) != nullptr; }
+  const std::string* aborted_reason(int global_rank) const {
+    for (const auto& [rank, why] : aborted_by)
+      if (rank == global_rank) return &why;
+    return nullptr;
+  }
 };
 
 }  // namespace dist::sim

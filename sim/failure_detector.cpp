@@ -14,33 +14,36 @@
 namespace dist::sim {
 
 // A DeadlockError or RankFailure when a participant that has not arrived at op has finished
-// (returned or failed), else null. Called under the op's guard.
+// (returned or failed) or aborted op's communicator, else null. Called under the op's guard.
 std::exception_ptr World::unreachable_error(const Op& op) const {
   std::vector<int> gone;
-  int failed_rank = -1;
+  std::vector<int> failed;  // those that failed or aborted the communicator, first to last
   if (op.any_source && op.pair[0] < 0) {  // no sender yet: every other member may still send
     for (const int member : op.comm->members) {
       const RankState& r = ranks_[static_cast<std::size_t>(member)];
       if (member == op.pair[1]) continue;
-      if (!r.finished.load()) return nullptr;
+      const bool aborted = op.comm->aborted(member);
+      if (!aborted && !r.finished.load()) return nullptr;
       gone.push_back(member);
-      if (r.error && failed_rank < 0) failed_rank = member;
+      if (aborted || r.error) failed.push_back(member);
     }
   }
   for (std::size_t i = 0; i < op.participants.size(); ++i) {
-    if (op.participants[i] < 0) continue;
+    if (op.participants[i] < 0 || op.arrived[i]) continue;
     const RankState& r = ranks_[static_cast<std::size_t>(op.participants[i])];
-    if (op.arrived[i] || !r.finished.load()) continue;
+    const bool aborted = op.comm->aborted(op.participants[i]);
+    if (!aborted && !r.finished.load()) continue;
     gone.push_back(op.participants[i]);
-    if (r.error && failed_rank < 0) failed_rank = op.participants[i];
+    if (aborted || r.error) failed.push_back(op.participants[i]);
   }
   if (gone.empty()) return nullptr;
   const std::string msg = unreachable_message(op, gone, [&](int rank) {
     const RankState& r = ranks_[static_cast<std::size_t>(rank)];
+    if (op.comm->aborted(rank)) return "aborted " + op.comm->name + " (dist::abort)";
     return r.error ? "failed before calling it: " + r.error_text
                    : std::string("returned without calling it");
   });
-  if (failed_rank >= 0) return std::make_exception_ptr(RankFailure(msg, failed_rank));
+  if (!failed.empty()) return std::make_exception_ptr(RankFailure(msg, std::move(failed)));
   return std::make_exception_ptr(DeadlockError(msg));
 }
 
@@ -100,12 +103,7 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
       std::lock_guard gate(comm->gathering.gate);
       comm->gathering.for_each(visit);
     }
-    for (const auto& [key, queue] : comm->unmatched_sends)
-      for (const auto& op : queue) visit(op);
-    for (const auto& [key, queue] : comm->unmatched_recvs)
-      for (const auto& op : queue) visit(op);
-    for (const auto& [key, queue] : comm->any_source_recvs)
-      for (const auto& op : queue) visit(op);
+    comm->for_each_unmatched(visit);
   }
   for (auto& [op, e] : doomed) fail(*op, std::move(e), true);
   check_deadlock();

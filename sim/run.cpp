@@ -156,6 +156,7 @@ std::string_view error_class(ErrorCode code) {
     case ErrorCode::timeout: return "TimeoutError";
     case ErrorCode::rank_failure: return "RankFailure";
     case ErrorCode::backend: return "BackendError";
+    case ErrorCode::aborted: return "Aborted";
   }
   return "Error";
 }

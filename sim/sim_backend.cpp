@@ -1,6 +1,8 @@
 // SimBackend: each Backend operation becomes a Call posted to the fabric; Work waits on the Op.
 #include "sim/sim_backend.hpp"
 
+#include <type_traits>
+
 #include "core/work_state.hpp"
 #include "sim/op_pool.hpp"
 
@@ -24,13 +26,17 @@ class SimWork final : public dist::detail::WorkState {
   void abandon() noexcept override {
     if (op_->state.load(std::memory_order_acquire) != Op::State::done) world_.abandon(rank_, op_);
   }
-  void wait() override { world_.wait(rank_, op_, limit_); }
+  void wait() override {
+    aborted_or([&] { world_.wait(rank_, op_, limit_); });
+  }
   // The caller's own timeout is waited out, as torch's is: a call that can never complete raises
   // TimeoutError at that timeout, not DeadlockError (the caller expects it may not complete).
   void wait_for(std::chrono::milliseconds timeout) override {
-    world_.wait(rank_, op_, within(limit_, timeout), true);
+    aborted_or([&] { world_.wait(rank_, op_, within(limit_, timeout), true); });
   }
-  bool is_completed() override { return world_.test(rank_, op_); }
+  bool is_completed() override {
+    return aborted_or([&] { return world_.test(rank_, op_); });
+  }
   // Read once complete (Work::source), after the matching send wrote it.
   int source() const override { return op_->p2p && op_->pair[1] == rank_ ? op_->source : -1; }
   const void* collective_of() const override { return group_; }
@@ -39,6 +45,23 @@ class SimWork final : public dist::detail::WorkState {
   }
 
  private:
+  // A call this rank's dist::abort ended (World::abort) raises Aborted on this rank, not the
+  // RankFailure naming it that its peers get.
+  template <class F>
+  std::invoke_result_t<F&> aborted_or(F&& f) {
+    try {
+      return f();
+    } catch (const RankFailure&) {
+      std::string why;
+      {
+        std::lock_guard gate(op_->comm->gathering.gate);
+        if (const std::string* reason = op_->comm->aborted_reason(rank_)) why = *reason;
+      }
+      if (!why.empty()) throw Aborted(describe() + ": " + why);
+      throw;
+    }
+  }
+
   World& world_;
   int rank_;
   std::shared_ptr<Op> op_;
@@ -174,6 +197,16 @@ std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ran
   auto op = world_.post_collective(comm_, rank_, std::move(c));
   world_.wait(global_rank_, op);
   return member_of(op->new_comm);
+}
+
+void SimBackend::abort(const std::exception_ptr& why) {
+  std::string text = "aborted by dist::abort";
+  try {
+    std::rethrow_exception(why);
+  } catch (const std::exception& e) {
+    text = e.what();
+  }
+  world_.abort(global_rank_, comm_, text);
 }
 
 // The members meet at the communicator the first of them made (World::local_comm): no op.

@@ -37,6 +37,9 @@ class SimBackend final : public core::BackendImpl {
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
   std::shared_ptr<core::BackendImpl> split_local(const std::vector<int>& ranks) override;
+  // Recovery: sim aborts (World::abort) and shrinks (split_local) any group.
+  std::string recovery_refusal() const override { return {}; }
+  void abort(const std::exception_ptr& why) override;
   // The communicator's members, shared with it (an aliasing pointer that keeps it alive).
   std::shared_ptr<const std::vector<int>> shared_members() const override {
     return {comm_, &comm_->members};

@@ -4,7 +4,7 @@
 // deterministic mode a seeded scheduler passes a baton so one rank runs at a time.
 // World's methods are defined by part, each in its own file (docs/architecture.md, "sim's
 // parts"): world.cpp, matcher.cpp, matcher_p2p.cpp, splits.cpp, executor.cpp, waiting.cpp,
-// scheduler.cpp, failure_detector.cpp.
+// scheduler.cpp, failure_detector.cpp, aborts.cpp.
 #pragma once
 
 #include <algorithm>
@@ -106,6 +106,10 @@ class World {
   // op fails for every participant (RankFailure naming the rank), else it is waited out; never
   // throws.
   void abandon(int rank, const std::shared_ptr<Op>& op) noexcept;
+  // dist::abort of `comm` by `rank` (aborts.cpp): its pending calls on it, and the calls of its
+  // peers that need it, fail with a RankFailure naming it; returns at once. `why`: what the
+  // rank's own calls then say (Communicator::aborted_reason).
+  void abort(int rank, const std::shared_ptr<Communicator>& comm, const std::string& why);
   // Called once when rank's function has returned (error null) or thrown.
   void finish(int rank, std::exception_ptr error, const std::string& what);
   // Writes the trace if the cluster asked for one.

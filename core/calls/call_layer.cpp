@@ -102,6 +102,8 @@ class CallLayer final : public BackendImpl {
   }
   std::shared_ptr<BackendImpl> split_groups(const Layout& layout) override;
   void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
+  std::string recovery_refusal() const override { return inner_->recovery_refusal(); }
+  void abort(const std::exception_ptr& why) override { inner_->abort(why); }
 
  private:
   template <class Issue>

@@ -102,6 +102,7 @@ const char* class_name(dist::ErrorCode code) {
     case dist::ErrorCode::timeout: return "TimeoutError";
     case dist::ErrorCode::rank_failure: return "RankFailure";
     case dist::ErrorCode::backend: return "BackendError";
+    case dist::ErrorCode::aborted: return "Aborted";
   }
   return "Error";
 }

@@ -7,6 +7,7 @@
 #include "dist/collectives.hpp"
 #include "dist/comm.hpp"
 #include "dist/errors.hpp"
+#include "dist/fault_tolerance.hpp"
 #include "dist/mesh.hpp"
 #include "dist/objects.hpp"
 #include "dist/p2p.hpp"

@@ -20,6 +20,7 @@ enum class ErrorCode {
   timeout,           // a blocking call passed its deadline
   rank_failure,      // a peer died or aborted
   backend,           // the underlying engine (gloo, nccl, mpi, cuda, os) reported an error
+  aborted,           // a call on a group this rank aborted (dist::abort)
 };
 DIST_API std::string_view to_string(ErrorCode code);
 
@@ -74,12 +75,27 @@ class DIST_API TimeoutError : public Error {
 class DIST_API RankFailure : public Error {
  public:
   RankFailure(const std::string& message, int failed_rank)
-      : Error(ErrorCode::rank_failure, message), failed_rank_(failed_rank) {}
-  // The (global) rank that failed.
-  int failed_rank() const noexcept { return failed_rank_; }
+      : RankFailure(message,
+                    failed_rank >= 0 ? std::vector<int>{failed_rank} : std::vector<int>{}) {}
+  // `failed_ranks`: every (global) rank known to have failed, the first one first.
+  RankFailure(const std::string& message, std::vector<int> failed_ranks)
+      : Error(ErrorCode::rank_failure, message), failed_ranks_(std::move(failed_ranks)) {}
+  // The (global) rank that failed first; -1 when none is known.
+  int failed_rank() const noexcept { return failed_ranks_.empty() ? -1 : failed_ranks_.front(); }
+  // Every (global) rank known to have failed when this error was raised, the first one first
+  // (empty when none is known).
+  const std::vector<int>& failed_ranks() const noexcept { return failed_ranks_; }
 
  private:
-  int failed_rank_;
+  std::vector<int> failed_ranks_;
+};
+
+// A call on a group this rank aborted with dist::abort (or that a shrink_group with
+// abort_parent aborted): it ended at once, without waiting for any peer. Names the group and
+// where it was aborted.
+class DIST_API Aborted : public Error {
+ public:
+  explicit Aborted(const std::string& message) : Error(ErrorCode::aborted, message) {}
 };
 
 // The underlying engine reported an error; `vendor_code` is its own code (0 when it has none).

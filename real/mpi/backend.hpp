@@ -37,6 +37,8 @@ class MpiBackend final : public core::BackendImpl {
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
   std::shared_ptr<core::BackendImpl> split_local(const std::vector<int>& ranks) override;
+  // Open MPI 4.1 has no ULFM: a communicator with a dead rank cannot be revoked or shrunk.
+  std::string recovery_refusal() const override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf output, core::ConstBuf input, int root) override;

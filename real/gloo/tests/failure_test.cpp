@@ -319,4 +319,27 @@ TEST(GlooFailures, AGivenUpCollectiveRetiresTheGroupAndIsNamedToItsPeers) {
       << seen[1].first;
 }
 
+// Recovery is not built on gloo yet: dist::abort and shrink_group refuse, saying so, before
+// anything is marked, and the group goes on.
+TEST(GlooFailures, AbortAndShrinkAreRefusedUntilGlooCanRecover) {
+  const auto errors = run_failing(2, 5s, [](int) {
+    for (auto* call :
+         {+[] { dist::abort(); }, +[] { (void)dist::shrink_group({}, std::vector<int>{}); }}) {
+      try {
+        call();
+        ADD_FAILURE() << "a recovery call was accepted on gloo";
+      } catch (const dist::InvalidArgument& e) {
+        EXPECT_NE(std::string(e.what()).find("the gloo backend cannot abort or shrink a group yet"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+    V v{1};
+    dist::all_reduce(v);
+    EXPECT_EQ(v[0], 2);
+  });
+  EXPECT_FALSE(errors[0]);
+  EXPECT_FALSE(errors[1]);
+}
+
 }  // namespace
