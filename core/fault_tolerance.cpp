@@ -95,10 +95,8 @@ Group shrink_group(const Group& group, std::span<const int> excluded_ranks, Shri
   if (parent->rank < 0)
     throw InvalidArgument("shrink_group: rank " + std::to_string(ctx.rank) +
                           " is not a member of the " + core::group_text(*parent->ranks));
-  const struct {
-    int size, rank;
-    core::BackendImpl* backend;
-  } g{static_cast<int>(parent->ranks->size()), parent->rank, parent->backend.get()};
+  const core::ResolvedGroup g{parent.get(), parent->backend.get(),
+                              static_cast<int>(parent->ranks->size()), parent->rank};
   if (options.timeout && options.timeout->count() <= 0)
     throw InvalidArgument("shrink_group: the timeout must be positive, got " +
                           std::to_string(options.timeout->count()) + " ms");

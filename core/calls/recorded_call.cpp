@@ -17,7 +17,7 @@ namespace {
   try {
     throw;
   } catch (const RankFailure& e) {
-    throw RankFailure(at + ": " + e.what(), e.failed_rank());
+    throw RankFailure(at + ": " + e.what(), e.failed_ranks());
   } catch (const TimeoutError& e) {
     throw TimeoutError(at + ": " + e.what(), e.missing_ranks());
   } catch (const BackendError& e) {
