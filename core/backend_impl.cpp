@@ -169,10 +169,16 @@ std::shared_ptr<BackendImpl> BackendImpl::split_local(const std::vector<int>&) {
 
 std::string BackendImpl::recovery_refusal() const {
   return "the " + std::string(to_string(kind())) +
-         " backend cannot abort or shrink a group yet (sim can: run the recovery path there)";
+         " backend cannot abort, shrink or reconfigure a group yet (sim can: run the recovery path "
+         "there)";
 }
 
 void BackendImpl::abort(const std::exception_ptr&) {}
+
+std::shared_ptr<BackendImpl> BackendImpl::shrink(const std::vector<int>&,
+                                                 std::optional<std::chrono::milliseconds>) {
+  return nullptr;
+}
 
 std::string local_group_key(const std::vector<int>& ranks, int k) {
   std::vector<std::uint64_t> values(ranks.begin(), ranks.end());

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -99,12 +100,19 @@ class DIST_API BackendImpl {
   virtual void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks);
 
   // Recovery after a lost rank (core/fault_tolerance.cpp: dist::abort, shrink_group). Why this
-  // backend cannot abort or shrink a group, or empty when it can; the default says it cannot yet.
+  // backend cannot abort, shrink or reconfigure a group, or empty when it can; the default says it
+  // cannot yet.
   virtual std::string recovery_refusal() const;
   // dist::abort on this rank (asked only when recovery_refusal() is empty): every pending call of
   // this rank on the group ends at once, and each peer waiting on this rank in one gets a
   // RankFailure naming it; waits for no peer. `why` is the Aborted error of this rank's calls.
   virtual void abort(const std::exception_ptr& why);
+  // shrink_group's group of `survivors` (ranks of this group in the order of their global
+  // ranks, the caller among them), made by them alone, with `timeout` its own (none: this
+  // group's). Null when the backend has no way of its own: the front end then makes it as
+  // new_group's use_local_synchronization does.
+  virtual std::shared_ptr<BackendImpl> shrink(const std::vector<int>& survivors,
+                                              std::optional<std::chrono::milliseconds> timeout);
 };
 
 // The name the members of `ranks` give the k-th group they make with that list by split_local

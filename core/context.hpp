@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,14 @@ struct GroupState {
 
 namespace dist::core {
 
+// What dist::reconfigure's agreement gave a rank (Context::rejoin): the membership's epoch and
+// members (global ranks, ascending), and the rank's backend of its group.
+struct Rejoined {
+  std::int64_t epoch = 0;
+  std::vector<int> members;
+  std::shared_ptr<BackendImpl> backend;
+};
+
 struct Context {
   dist::Backend kind = dist::Backend::sim;
   int rank = 0;
@@ -71,6 +80,17 @@ struct Context {
   std::function<std::shared_ptr<BackendImpl>(BackendImpl& world, const std::vector<int>& ranks,
                                              const GroupOptions& options)>
       make_group;
+  // Elastic membership (dist::reconfigure, core/reconfigure.cpp): how many times this rank's
+  // process was restarted (dist::restart_count), the epoch of the membership it belongs to (-1:
+  // none yet, a replacement that has not joined), the group reconfigure gave it last (null: the
+  // world) and whether it has called reconfigure.
+  int restart_count = 0;
+  std::int64_t epoch = 0;
+  std::shared_ptr<detail::GroupState> membership;
+  bool reconfigured = false;
+  // reconfigure's agreement, made by the backend (null: it cannot): blocks until the callers
+  // agree on a membership, or raises TimeoutError at `timeout`.
+  std::function<Rejoined(std::chrono::milliseconds timeout)> rejoin;
 };
 
 // The calling rank's random stream; without a context, a per-thread stream seeded from the OS.

@@ -11,6 +11,7 @@
 
 #include "core/calls/call_layer.hpp"
 #include "core/init/rendezvous.hpp"
+#include "core/recovery.hpp"
 #include "dist/errors.hpp"
 #include "dist/real/init.hpp"
 #include "real/registry.hpp"
@@ -85,6 +86,7 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   std::random_device entropy;
   context->rng_seed = {entropy(), entropy(), static_cast<std::uint32_t>(spec.rank)};
   context->make_group = group_maker(spec);
+  context->restart_count = core::launcher_restart_count();
   std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
   for (int r = 0; r < spec.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;
   context->world = core::make_group_state(*context, std::move(ranks), std::move(backend));

@@ -125,16 +125,33 @@ struct Communicator {
     for (const auto& [key, queue] : any_source_recvs)
       for (const auto& op : queue) f(op);
   }
-  // The members (global ranks) that aborted it (dist::abort), in order: written under the
-  // fabric's lock and the gate, so either guard reads it. Nothing is posted for them again (the
-  // front end refuses their calls); their peers' calls fail naming them (World::abort).
-  std::vector<std::pair<int, std::string>> aborted_by;  // and the reason its own calls give
-  bool aborted(int global_rank) const { return aborted_reason(global_rank) != nullptr; }
-  const std::string* aborted_reason(int global_rank) const {
-    for (const auto& [rank, why] : aborted_by)
-      if (rank == global_rank) return &why;
+  // The members (global ranks) that left it, in order: by dist::abort, or killed by a
+  // Fault::restart. Written under the fabric's lock and the gate, so either guard reads it.
+  // Nothing is posted for them again (the front end refuses an aborted group's calls, and a
+  // killed process's calls end it again); their peers' calls fail naming them (World::leave).
+  struct Departure {
+    int rank;
+    std::string why;  // what the rank's own calls then say
+    std::string how;  // what its peers' errors say it did: "aborted world (dist::abort)"
+  };
+  std::vector<Departure> aborted_by;
+  bool aborted(int global_rank) const { return departure(global_rank) != nullptr; }
+  const Departure* departure(int global_rank) const {
+    for (const auto& d : aborted_by)
+      if (d.rank == global_rank) return &d;
     return nullptr;
   }
+  const std::string* aborted_reason(int global_rank) const {
+    const Departure* d = departure(global_rank);
+    return d ? &d->why : nullptr;
+  }
+  // dist::reconfigure's rounds (sim/membership.cpp) wait on an op of a communicator of their own,
+  // which nothing is posted to: its name says which membership the round leaves, and its members
+  // are the round's participants by global rank (the rank when awaited or come, else -1).
+  bool rendezvous = false;
+  // Set when shrink_group's survivors made it from lists that differ (World::shrunk_comm): every
+  // call on it fails with this DesyncError's text. Under the fabric's lock and the gate.
+  std::string desync;
 };
 
 }  // namespace dist::sim

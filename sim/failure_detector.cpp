@@ -16,6 +16,7 @@ namespace dist::sim {
 // A DeadlockError or RankFailure when a participant that has not arrived at op has finished
 // (returned or failed) or aborted op's communicator, else null. Called under the op's guard.
 std::exception_ptr World::unreachable_error(const Op& op) const {
+  if (!op.comm->desync.empty()) return std::make_exception_ptr(DesyncError(op.comm->desync));
   std::vector<int> gone;
   std::vector<int> failed;  // those that failed or aborted the communicator, first to last
   if (op.any_source && op.pair[0] < 0) {  // no sender yet: every other member may still send
@@ -39,7 +40,7 @@ std::exception_ptr World::unreachable_error(const Op& op) const {
   if (gone.empty()) return nullptr;
   const std::string msg = unreachable_message(op, gone, [&](int rank) {
     const RankState& r = ranks_[static_cast<std::size_t>(rank)];
-    if (op.comm->aborted(rank)) return "aborted " + op.comm->name + " (dist::abort)";
+    if (const auto* left = op.comm->departure(rank)) return left->how;
     return r.error ? "failed before calling it: " + r.error_text
                    : std::string("returned without calling it");
   });
@@ -106,6 +107,7 @@ void World::finish(int rank, std::exception_ptr error, const std::string& what) 
     comm->for_each_unmatched(visit);
   }
   for (auto& [op, e] : doomed) fail(*op, std::move(e), true);
+  left_membership(rank);  // a member that returns is left out of the membership
   check_deadlock();
   if (deterministic() && (baton_ == rank || (baton_ < 0 && started_ == size()))) pass_baton();
 }
@@ -154,6 +156,7 @@ void World::fail_on_timeout(const std::shared_ptr<Op>& op, int rank,
 
 void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& call) {
   if (cluster_.faults.empty()) return;  // the call count serves the faults only
+  throw_if_killed(rank);
   const int k = ++ranks_[static_cast<std::size_t>(rank)].calls;
   for (const Fault& f : cluster_.faults) {
     if (f.rank != rank || f.at_call != k) continue;
@@ -164,15 +167,12 @@ void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& cal
                               ", " + call.describe(),
                           rank);
       case Fault::Kind::fail: call.injected_failure = f.message; break;
+      case Fault::Kind::restart: kill_for_restart(rank, f, call, k);
       case Fault::Kind::stall:
         if (deterministic()) {
           if (model::Predictor* p = predictor())
             p->add_compute(rank, std::chrono::duration<double, std::micro>(f.delay).count());
-          ranks_[static_cast<std::size_t>(rank)].sleep_until_us =
-              virtual_us_ + std::chrono::duration<double, std::micro>(f.delay).count();
-          refresh_ready(rank);
-          pass_baton();
-          await_baton(lock, rank);
+          sleep(lock, rank, std::chrono::duration<double, std::micro>(f.delay).count());
         } else {
           lock.unlock();
           std::this_thread::sleep_for(f.delay);

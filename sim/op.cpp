@@ -34,6 +34,7 @@ int Op::index_of(int rank) const {
 }
 
 std::string Op::describe(std::size_t i) const {
+  if (comm && comm->rendezvous) return "dist::reconfigure() in " + comm->name;
   std::string where = comm ? " on " + comm->name : "";
   if (!p2p) where += " #" + std::to_string(seq);
   return calls[i].describe() + where;

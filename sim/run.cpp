@@ -20,7 +20,7 @@
 #include "sim/memory_budget.hpp"
 #include "sim/op_pool.hpp"
 #include "sim/rank_binding.hpp"
-#include "sim/sim_backend.hpp"
+#include "sim/rank_context.hpp"
 #include "sim/spin.hpp"
 #include "sim/world.hpp"
 
@@ -34,6 +34,8 @@ std::string fault_text(const Fault& f) {
     case Fault::Kind::stall:
       return "Fault::stall(" + at + ", " + std::to_string(f.delay.count()) + "ms)";
     case Fault::Kind::fail: return "Fault::fail(" + at + ", \"" + f.message + "\")";
+    case Fault::Kind::restart:
+      return "Fault::restart(" + at + ", " + std::to_string(f.delay.count()) + "ms)";
   }
   return "Fault";
 }
@@ -106,39 +108,6 @@ void check_cluster(const Cluster& c) {
 }  // namespace detail
 
 namespace {
-std::unique_ptr<core::Context> make_context(World& world, int rank) {
-  const Cluster& c = world.cluster();
-  auto ctx = std::make_unique<core::Context>();
-  ctx->kind = dist::Backend::sim;
-  ctx->rank = rank;
-  ctx->world_size = c.world_size();
-  ctx->timeout = c.timeout;
-  ctx->check_send_buffers = c.check_send_buffers;
-  ctx->rng_seed = {static_cast<std::uint32_t>(c.seed), static_cast<std::uint32_t>(c.seed >> 32),
-                   static_cast<std::uint32_t>(rank)};
-  // Every rank's world and node groups share their communicator's member list.
-  const auto& world_comm = world.world_comm();
-  ctx->world = core::make_group_state(
-      *ctx, std::shared_ptr<const std::vector<int>>(world_comm, &world_comm->members), rank,
-      std::make_shared<SimBackend>(world, world_comm, rank));
-  // new_group's options: the group is split from the world as any other (by its members alone
-  // with use_local_synchronization); its backend option is only recorded (sim plays every
-  // backend), its timeout bounds its waits.
-  ctx->make_group = [](core::BackendImpl& world_backend, const std::vector<int>& ranks,
-                       const GroupOptions& options) {
-    auto group = options.use_local_synchronization ? world_backend.split_local(ranks)
-                                                   : world_backend.split(ranks);
-    if (group && options.timeout) static_cast<SimBackend&>(*group).set_timeout(*options.timeout);
-    return group;
-  };
-  const auto& node_comm = world.node_comm(rank / c.ranks_per_node);
-  ctx->local = core::make_group_state(
-      *ctx, std::shared_ptr<const std::vector<int>>(node_comm, &node_comm->members),
-      rank % c.ranks_per_node,
-      std::make_shared<SimBackend>(world, node_comm, rank % c.ranks_per_node));
-  return ctx;
-}
-
 struct RankTask {
   World* world;
   core::Context* context;
@@ -182,16 +151,23 @@ void* rank_main(void* arg) {
   // Named for debuggers and top, and for the tests' check that no rank thread outlives its run.
   if (!task->world->fibers())
     pthread_setname_np(pthread_self(), ("sim rank " + std::to_string(rank)).substr(0, 15).c_str());
-  {
-    core::ContextBinding bind(task->context);
-    try {
-      task->world->enter(rank);
-      (*task->body)(rank);
-      core::check_all_waited(*task->context->works, "rank " + std::to_string(rank) + " returned");
-    } catch (...) {
-      task->outcome.error = std::current_exception();
+  for (bool first = true;; first = false) {
+    {
+      core::ContextBinding bind(task->context);
+      try {
+        if (first) task->world->enter(rank);
+        (*task->body)(rank);
+        core::check_all_waited(*task->context->works, "rank " + std::to_string(rank) + " returned");
+        check_joined(*task->context);
+      } catch (...) {
+        task->outcome.error = std::current_exception();
+      }
+      task->context->works->take();  // a failed rank's Works are let go on its own thread
     }
-    task->context->works->take();  // a failed rank's Works are let go on its own thread
+    if (!task->world->killed(rank)) break;
+    // A Fault::restart killed the process: its replacement runs the function again.
+    task->outcome.error = nullptr;
+    replace_process(*task->world, task->context, rank, task->world->restart(rank));
   }
   try {
     task->outcome.message = task->outcome.error ? describe_error(task->outcome.error) : "ok";

@@ -56,6 +56,32 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
   }
 }
 
+void World::sleep(std::unique_lock<std::mutex>& lock, int rank, double delay_us) {
+  RankState& me = ranks_[static_cast<std::size_t>(rank)];
+  me.sleep_until_us = virtual_us_ + delay_us;
+  next_wake_us_ = std::min(next_wake_us_, *me.sleep_until_us);
+  refresh_ready(rank);
+  pass_baton();
+  await_baton(lock, rank);
+}
+
+bool World::wake_sleepers() {
+  bool woke = false;
+  next_wake_us_ = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < size(); ++r) {
+    RankState& s = ranks_[static_cast<std::size_t>(r)];
+    if (!s.sleep_until_us) continue;
+    if (*s.sleep_until_us > virtual_us_) {
+      next_wake_us_ = std::min(next_wake_us_, *s.sleep_until_us);
+      continue;
+    }
+    s.sleep_until_us.reset();
+    refresh_ready(r);
+    woke = true;
+  }
+  return woke;
+}
+
 void World::prefetch_rank(int rank) const {
   prefetch_lines(&ranks_[static_cast<std::size_t>(rank)], sizeof(RankState), true);
 }
@@ -125,6 +151,7 @@ void World::refresh_ready(int rank) {
 // pending at all, declares the deadlock so the blocked ranks get their errors.
 void World::pass_baton() {
   virtual_us_ += step_us;
+  if (virtual_us_ >= next_wake_us_) wake_sleepers();  // their time passed while others ran
   for (;;) {
     if (!ready_.empty()) {
       baton_ = pick_ready();
@@ -186,16 +213,7 @@ bool World::advance_virtual_clock() {
   }
   if (next == std::numeric_limits<double>::infinity()) return false;
   virtual_us_ = std::max(virtual_us_, next);
-  bool woke_sleeper = false;
-  for (int r = 0; r < size(); ++r) {
-    RankState& s = ranks_[static_cast<std::size_t>(r)];
-    if (s.sleep_until_us && *s.sleep_until_us <= virtual_us_) {
-      s.sleep_until_us.reset();
-      refresh_ready(r);
-      woke_sleeper = true;
-    }
-  }
-  if (woke_sleeper) return true;  // a woken rank may still arrive before anyone's deadline
+  if (wake_sleepers()) return true;  // a woken rank may still arrive before anyone's deadline
   for (int r = 0; r < size(); ++r) {
     const RankState& s = ranks_[static_cast<std::size_t>(r)];
     if (times_out(s) && s.deadline_us <= virtual_us_)

@@ -215,6 +215,13 @@ std::shared_ptr<core::BackendImpl> SimBackend::split_local(const std::vector<int
   return member_of(world_.local_comm(comm_, ranks, k));
 }
 
+std::shared_ptr<core::BackendImpl> SimBackend::shrink(
+    const std::vector<int>& survivors, std::optional<std::chrono::milliseconds> timeout) {
+  auto backend = member_of(world_.shrunk_comm(comm_, survivors, shrinks_++, global_rank_));
+  if (backend) static_cast<SimBackend&>(*backend).timeout_ = timeout ? timeout : timeout_;
+  return backend;
+}
+
 // This rank's backend on `comm`, a communicator a split made; null when it is not a member.
 std::shared_ptr<core::BackendImpl> SimBackend::member_of(
     const std::shared_ptr<Communicator>& comm) {

@@ -40,6 +40,10 @@ class SimBackend final : public core::BackendImpl {
   // Recovery: sim aborts (World::abort) and shrinks (split_local) any group.
   std::string recovery_refusal() const override { return {}; }
   void abort(const std::exception_ptr& why) override;
+  // The survivors meet at one communicator per shrink of this group (World::shrunk_comm), where a
+  // list that differs from the first survivor's is a DesyncError.
+  std::shared_ptr<core::BackendImpl> shrink(
+      const std::vector<int>& survivors, std::optional<std::chrono::milliseconds> timeout) override;
   // The communicator's members, shared with it (an aliasing pointer that keeps it alive).
   std::shared_ptr<const std::vector<int>> shared_members() const override {
     return {comm_, &comm_->members};
@@ -66,6 +70,7 @@ class SimBackend final : public core::BackendImpl {
   int global_rank_;
   std::optional<std::chrono::milliseconds> timeout_;
   std::map<std::vector<int>, int> local_splits_;  // split_local's groups so far, per list
+  int shrinks_ = 0;                               // shrink's groups so far
 };
 
 }  // namespace dist::sim

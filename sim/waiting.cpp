@@ -103,7 +103,8 @@ void World::wait_concurrent(int rank, const std::shared_ptr<Op>& op,
                             std::optional<std::chrono::milliseconds> limit, bool waits_to_timeout) {
   if (poll(*op) == Poll::finished) return;
   OpPool::release_retired();  // while the others are still coming
-  if ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op)) return;
+  // A reconfigure round (sim/membership.cpp) completes under the lock alone: nothing to help with.
+  if (!op->comm->rendezvous && ((spare_cores_ && spin(rank, *op)) || poll_and_yield(*op))) return;
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   auto lock = lock_fabric();
   const auto timeout = within(limit, cluster_.timeout);

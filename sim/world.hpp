@@ -4,7 +4,7 @@
 // deterministic mode a seeded scheduler passes a baton so one rank runs at a time.
 // World's methods are defined by part, each in its own file (docs/architecture.md, "sim's
 // parts"): world.cpp, matcher.cpp, matcher_p2p.cpp, splits.cpp, executor.cpp, waiting.cpp,
-// scheduler.cpp, failure_detector.cpp, aborts.cpp.
+// scheduler.cpp, failure_detector.cpp, aborts.cpp, membership.cpp.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,12 @@ inline std::chrono::milliseconds within(std::optional<std::chrono::milliseconds>
                                         std::chrono::milliseconds timeout) {
   return limit ? std::min(*limit, timeout) : timeout;
 }
+
+// What a process killed by a Fault::restart throws (and each of its later calls): no dist::Error,
+// so the program's own handlers let it pass, as a real kill -9 ends a process whatever it catches.
+struct ProcessKilled {
+  std::string why;
+};
 
 class World {
   friend struct MatcherProbe;  // sim/tests/matcher_test.cpp: the matcher's verdicts, one by one
@@ -110,6 +117,24 @@ class World {
   // peers that need it, fail with a RankFailure naming it; returns at once. `why`: what the
   // rank's own calls then say (Communicator::aborted_reason).
   void abort(int rank, const std::shared_ptr<Communicator>& comm, const std::string& why);
+  // shrink_group on sim (aborts.cpp): the k-th shrink of `parent` by its survivors (ranks of
+  // `parent`), one communicator for every survivor; DesyncError when `rank`'s list differs from the
+  // first survivor's (and every call on the communicator then fails with it).
+  std::shared_ptr<Communicator> shrunk_comm(const std::shared_ptr<Communicator>& parent,
+                                            const std::vector<int>& survivors, int k, int rank);
+  // dist::reconfigure on sim (membership.cpp): waits, at most `timeout`, until every member of
+  // the membership still running has called; returns the agreed membership's epoch and
+  // communicator (a new one when the callers differ from the members).
+  struct Agreed {
+    std::int64_t epoch = 0;
+    std::shared_ptr<Communicator> comm;
+  };
+  Agreed reconfigure(int rank, std::chrono::milliseconds timeout);
+  // Whether `rank`'s process was killed by a Fault::restart and is not restarted yet.
+  bool killed(int rank) const;
+  // Waits out the killed process's restart delay (virtual time in deterministic mode), then
+  // returns the replacement's restart count.
+  int restart(int rank);
   // Called once when rank's function has returned (error null) or thrown.
   void finish(int rank, std::exception_ptr error, const std::string& what);
   // Writes the trace if the cluster asked for one.
@@ -144,6 +169,11 @@ class World {
     // Concurrent mode: the CPU it last ran on in the fabric (a waiter yields to a participant
     // on its own CPU, waiting.cpp).
     std::atomic<int> cpu{-1};
+    // Fault::restart (membership.cpp): the rank's process, counted from 0, and while it is killed
+    // and not restarted yet, the restart's delay and the kill's text.
+    int incarnation = 0;
+    std::optional<std::chrono::milliseconds> restart_after;
+    std::string killed_text;
   };
 
   // What an arrival found (under the communicator's gate), to act on after leaving the gate.
@@ -176,6 +206,17 @@ class World {
   };
   InFabric in_fabric(int rank);
   std::shared_ptr<Communicator> make_comm(std::string name, std::vector<int> members);
+  // `rank` leaves `comm` (aborts.cpp): dist::abort, or its process killed. `why`: what its own
+  // calls then say; `how`: what its peers' errors say it did.
+  void leave(int rank, const std::shared_ptr<Communicator>& comm, const std::string& why,
+             const std::string& how);
+
+  // The elastic membership (membership.cpp), under the fabric's lock.
+  void open_round();
+  void left_membership(int rank);
+  void close_round_if_agreed();
+  void throw_if_killed(int rank) const;
+  [[noreturn]] void kill_for_restart(int rank, const Fault& fault, const Call& call, int k);
 
   // Matching (matcher.cpp: collectives; matcher_p2p.cpp: sends and receives).
   // `locked`: whether the caller holds the fabric's lock (always in locked_ mode and for p2p;
@@ -219,6 +260,10 @@ class World {
   // Whether `rank` can run now, kept in ready_ after each change of its flags.
   void refresh_ready(int rank);
   void yield(std::unique_lock<std::mutex>& lock, int rank);
+  // `rank` sleeps `delay_us` of virtual time (a stall, a restart's delay) while the others run;
+  // wake_sleepers() wakes those whose time has come (whether any did).
+  void sleep(std::unique_lock<std::mutex>& lock, int rank, double delay_us);
+  bool wake_sleepers();
   void pass_baton();
   int pick_ready();
   bool advance_virtual_clock();
@@ -245,6 +290,23 @@ class World {
     std::size_t taken = 0;
   };
   std::map<std::tuple<std::uint64_t, std::vector<int>, int>, LocalComm> local_comms_;
+  struct ShrunkComm {  // shrunk_comm's, by (parent id, k), kept for the run (under mutex_)
+    std::shared_ptr<Communicator> comm;
+    int first = -1;  // the survivor whose list made it
+  };
+  std::map<std::pair<std::uint64_t, int>, ShrunkComm> shrunk_comms_;
+  // The elastic membership: its epoch, members (global ranks, ascending) with the process of each
+  // that joined, its communicator (the world's at epoch 0), and the round gathering callers (null
+  // when none is open) with the number of running members it still awaits.
+  struct Membership {
+    std::int64_t epoch = 0;
+    std::vector<int> members;
+    std::vector<int> incarnations;
+    std::shared_ptr<Communicator> comm;
+    std::shared_ptr<Op> round;
+    std::size_t awaiting = 0;
+  };
+  Membership membership_;
   std::vector<RankState> ranks_;
   int blocked_ = 0;
   int finished_ = 0;
@@ -278,6 +340,7 @@ class World {
   int stretch_left_ = 0;    // of the current one
   Fibers* fibers_ = nullptr;
   double virtual_us_ = 0;  // the virtual clock
+  double next_wake_us_ = std::numeric_limits<double>::infinity();  // the earliest sleeper's
 };
 
 }  // namespace dist::sim

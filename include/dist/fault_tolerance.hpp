@@ -1,7 +1,8 @@
 // Going on after a lost rank (torch's abort and shrink_group, NCCL's ncclCommAbort and
 // ncclCommShrink): a rank abandons a group whose peer is gone, and the survivors make a group of
-// themselves without the lost ranks' participation. docs/fault-tolerance.md tells the contract and
-// what each backend does.
+// themselves without the lost ranks' participation, and an elastic job agrees on a new membership
+// that lets a restarted rank back in (torch's reconfigure). docs/fault-tolerance.md tells the
+// contract and what each backend does.
 #pragma once
 
 #include <chrono>
@@ -45,5 +46,29 @@ inline Group shrink_group(const Group& group, std::initializer_list<int> exclude
   return shrink_group(group, std::span<const int>(excluded_ranks.begin(), excluded_ranks.size()),
                       options);
 }
+
+// reconfigure's options: `timeout` bounds the wait for the membership's agreement (default: the
+// world's timeout); a member that has not come by then fails every caller with TimeoutError.
+struct ReconfigureOptions {
+  std::optional<std::chrono::milliseconds> timeout = std::nullopt;
+};
+
+// The elastic step. Every live member of `group` (the world, or the last group reconfigure gave
+// this rank) and every restarted process waiting to join (dist::restart_count() > 0, passing the
+// world) calls it; they agree on one membership: the callers, which are every member still
+// running (members that died or returned are left out) and every newcomer that has called. The
+// membership has an epoch, counted from 0 (the world) up by one per change. When it changed,
+// every group of this rank is aborted (their later calls raise Aborted) and each caller gets the
+// same new group, numbered in the order of global ranks (Group::ranks() lists them); when it did
+// not, each gets the group it has. A member that never calls holds the others until `timeout`
+// (sim: a DeadlockError at once where it provably never will). InvalidArgument for a group that
+// is neither the world nor this rank's latest reconfigured group; mpi refuses it (no ULFM).
+DIST_API Group reconfigure(const Group& group = {}, ReconfigureOptions options = {});
+
+// How many times this rank's process was restarted to replace a lost one: 0 for the first
+// (sim: a Fault::restart's replacement counts 1, 2, ...; a launcher's restarts set
+// TORCHELASTIC_RESTART_COUNT, as torchrun does). A process with a count above 0 joins the job
+// with dist::reconfigure() before any other call.
+DIST_API int restart_count();
 
 }  // namespace dist

@@ -251,6 +251,8 @@ Work GlooBackend::barrier() {
   });
 }
 
+void GlooBackend::abort(const std::exception_ptr& why) { give_up_->abort(why); }
+
 std::shared_ptr<core::BackendImpl> GlooBackend::split(const std::vector<int>& ranks) {
   const int index = ++splits_;
   const auto it = std::find(ranks.begin(), ranks.end(), rank());

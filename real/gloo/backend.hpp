@@ -64,6 +64,11 @@ class GlooBackend final : public core::BackendImpl {
   bool receives_from_any_source() const override { return true; }
   Work barrier() override;
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
+  // dist::abort: the group's calls not yet started fail, its connections close (so a running
+  // call's Work raises Aborted at once and peers waiting on this rank lose it), and it takes no
+  // call again (queued_work.hpp: GlooGiveUp::abort). shrink_group connects the survivors anew.
+  std::string recovery_refusal() const override { return {}; }
+  void abort(const std::exception_ptr& why) override;
 
   // The recv of a send's ack (the receiver's count and dtype), posted early (p2p.cpp).
   struct PostedAck;

@@ -64,7 +64,7 @@ void CallQueue::launch_locked(Call& call) {
 
 void CallQueue::finish(Call& call) {
   std::unique_lock lock(mutex_);
-  while (call.stage != Call::Stage::done) {
+  while (call.stage != Call::Stage::done && !released_) {
     if (call.stage == Call::Stage::queued && calls_.front().get() == &call) {
       run(lock, call);
       return;
@@ -76,7 +76,19 @@ void CallQueue::finish(Call& call) {
 bool CallQueue::finish_by(Call& call, Clock::time_point deadline) {
   launch(call);
   std::unique_lock lock(mutex_);
-  return changed_.wait_until(lock, deadline, [&] { return call.stage == Call::Stage::done; });
+  return changed_.wait_until(lock, deadline,
+                             [&] { return call.stage == Call::Stage::done || released_; });
+}
+
+void CallQueue::release_waits() {
+  std::lock_guard lock(mutex_);
+  released_ = true;
+  changed_.notify_all();
+}
+
+bool CallQueue::released() {
+  std::lock_guard lock(mutex_);
+  return released_;
 }
 
 bool CallQueue::is_done(Call& call) {

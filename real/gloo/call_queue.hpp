@@ -59,6 +59,10 @@ class CallQueue : public std::enable_shared_from_this<CallQueue> {
   // (started calls run on). The first reason stays.
   void close(std::exception_ptr why);
   std::exception_ptr closed();
+  // dist::abort: after close, every wait for a call (finish, finish_by) returns at once, the
+  // running call's too, though it stays inside gloo until its timeout.
+  void release_waits();
+  bool released();
 
  private:
   void work();
@@ -76,6 +80,7 @@ class CallQueue : public std::enable_shared_from_this<CallQueue> {
   std::thread::id runner_;  // the thread running the front call, while one does
   bool worker_ = false;     // started (detached) with the first launched call
   bool stopping_ = false;   // drained: the worker ends once nothing is launched
+  bool released_ = false;   // release_waits(): no wait waits for a call any more
 };
 
 }  // namespace dist::real

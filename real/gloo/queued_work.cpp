@@ -20,6 +20,14 @@ void GlooGiveUp::operator()(CallQueue::Call& call, const std::string& why) const
   fence_->closed = true;
 }
 
+void GlooGiveUp::abort(const std::exception_ptr& why) const {
+  queue_->close(why);
+  queue_->release_waits();
+  context_->closeConnections();
+  std::lock_guard fence(fence_->mutex);  // after a running reduction step
+  fence_->closed = true;
+}
+
 void GlooGiveUp::unless_given_up(const std::function<void()>& write) const {
   std::lock_guard lock(fence_->mutex);
   if (!fence_->closed) write();
@@ -43,7 +51,14 @@ void GlooGiveUp::throw_if_given_up(const std::string& where, std::uint64_t index
   throw BackendError(where + " failed: " + reason);
 }
 
+// After a wait: the call's error, or the group's abort when the call had not ended (an aborted
+// group's running call stays inside gloo until its timeout; its Work ends at once) or failed as
+// its connections closed.
 void QueuedWork::rethrow() const {
+  const bool done = queue_->is_done(*call_);
+  if (done && !call_->error) return;
+  if (const auto why = queue_->closed(); why && holds_error<Aborted>(why))
+    std::rethrow_exception(why);
   if (call_->error) std::rethrow_exception(call_->error);
 }
 
@@ -54,13 +69,16 @@ void QueuedWork::wait() {
 
 bool QueuedWork::is_completed() {
   queue_->launch(*call_);
-  if (!queue_->is_done(*call_)) return false;
+  if (!queue_->is_done(*call_)) {
+    if (queue_->released()) rethrow();
+    return false;
+  }
   rethrow();
   return true;
 }
 
 void QueuedWork::wait_for(std::chrono::milliseconds timeout) {
-  if (!queue_->finish_by(*call_, CallQueue::Clock::now() + timeout)) {
+  if (!queue_->finish_by(*call_, CallQueue::Clock::now() + timeout)) {  // (an abort: true)
     (*give_up_)(*call_, "Work::wait's timeout of " + std::to_string(timeout.count()) + " ms");
     wait_expired(timeout);
   }

@@ -41,6 +41,10 @@ class GlooGiveUp {
 
   // Gives `call` up (`why`: "Work::wait's timeout of 100 ms") and returns once it has ended.
   void operator()(CallQueue::Call& call, const std::string& why) const;
+  // dist::abort: every call not started fails with `why` (an Aborted), and the connections close
+  // as a give-up closes them: a running call's Work raises `why` at once (QueuedWork), its
+  // buffers untouched from here on. Waits for nothing.
+  void abort(const std::exception_ptr& why) const;
   // `step` as gloo's reduction function, doing nothing once a call was given up.
   std::function<void(void*, const void*, const void*, std::size_t)> fenced(
       core::ReduceStep step) const;

@@ -25,7 +25,7 @@ std::string read_secret_file(const std::string& path) {
 
 }  // namespace
 
-EnvVars rank_environment(const Options& options, int local_rank, int port) {
+EnvVars rank_environment(const Options& options, int local_rank, int port, int restart) {
   const int rank = options.node_rank * options.nproc + local_rank;
   return {
       {"RANK", std::to_string(rank)},
@@ -35,6 +35,7 @@ EnvVars rank_environment(const Options& options, int local_rank, int port) {
       {"GROUP_RANK", std::to_string(options.node_rank)},
       {"MASTER_ADDR", options.master_addr},
       {"MASTER_PORT", std::to_string(port)},
+      {"TORCHELASTIC_RESTART_COUNT", std::to_string(restart)},
   };
 }
 

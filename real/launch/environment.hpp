@@ -11,9 +11,10 @@ namespace dist::launch {
 
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
-// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT for local
-// process `local_rank` of this node, with the rendezvous at options.master_addr:`port`.
-EnvVars rank_environment(const Options& options, int local_rank, int port);
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT and
+// TORCHELASTIC_RESTART_COUNT (`restart`: how many times the rank's process was restarted) for
+// local process `local_rank` of this node, with the rendezvous at options.master_addr:`port`.
+EnvVars rank_environment(const Options& options, int local_rank, int port, int restart = 0);
 
 // The job's store secret (DIST_STORE_SECRET) for the ranks' environment: --secret-file's first
 // line, else DIST_STORE_SECRET, else empty with --no-secret, else (single node) 32 random hex

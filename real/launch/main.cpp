@@ -41,24 +41,37 @@ int launch(const Options& options) {
               "distrun: warning: --no-secret: the ranks' store accepts any client that reaches "
               "port " +
                   std::to_string(port) + " (see docs/security.md)\n");
+  // Local process `local` of this node, started for the `restart`-th time (0: the first).
+  auto start_rank = [&](int local, int restart) {
+    auto environment = rank_environment(options, local, port, restart);
+    if (!secret.empty()) environment.emplace_back("DIST_STORE_SECRET", secret);
+    return start_child(options.command, std::move(environment));
+  };
   std::vector<Child> children;
   std::vector<int> ranks;
   for (int local = 0; local < options.nproc; ++local) {
     try {
-      auto environment = rank_environment(options, local, port);
-      if (!secret.empty()) environment.emplace_back("DIST_STORE_SECRET", secret);
-      children.push_back(start_child(options.command, std::move(environment)));
+      children.push_back(start_rank(local, 0));
     } catch (const std::exception& e) {
       for (auto& c : children) signal_child(c, SIGKILL);
       throw;
     }
     ranks.push_back(options.node_rank * options.nproc + local);
   }
-  SupervisorConfig config{.grace = options.grace,
-                          .stop_delay = options.stop_delay,
-                          .signal_fd = signal_fd,
-                          .out = [](std::string_view s) { write_all(STDOUT_FILENO, s); },
-                          .err = [](std::string_view s) { write_all(STDERR_FILENO, s); }};
+  SupervisorConfig config{
+      .grace = options.grace,
+      .stop_delay = options.stop_delay,
+      .signal_fd = signal_fd,
+      .out = [](std::string_view s) { write_all(STDOUT_FILENO, s); },
+      .err = [](std::string_view s) { write_all(STDERR_FILENO, s); },
+      .max_restarts = options.max_restarts,
+      .restart = [&](std::size_t local,
+                     int restart) { return start_rank(static_cast<int>(local), restart); },
+      // Rank 0 hosts the job's store: the others cannot go on without it.
+      .can_restart =
+          [&](std::size_t local) {
+    return options.node_rank * options.nproc + static_cast<int>(local) != 0;
+      }};
   Supervisor supervisor(std::move(children), std::move(ranks), std::move(config));
   return supervisor.run();
 }

@@ -46,6 +46,8 @@ bool apply(Options& options, const std::string& flag, const std::string& value) 
     options.master_addr = value;
   } else if (flag == "--grace") options.grace = parse_seconds(flag, value);
   else if (flag == "--stop-delay") options.stop_delay = parse_seconds(flag, value);
+  else if (flag == "--max-restarts")
+    options.max_restarts = static_cast<int>(parse_int(flag, value, 0, 1000000));
   else if (flag == "--secret-file") {
     if (value.empty()) throw UsageError("--secret-file expects a path");
     options.secret_file = value;
@@ -118,6 +120,11 @@ std::string usage_text() {
          "  --stop-delay S           after a failure, seconds the others get to exit on their\n"
          "                           own before SIGTERM (default 0)\n"
          "  --grace S                seconds between SIGTERM and SIGKILL (default 5)\n"
+         "  --max-restarts N         restart a failed rank's process, with the same rank and\n"
+         "                           TORCHELASTIC_RESTART_COUNT one higher, up to N times each\n"
+         "                           while the others keep running (default 0: a failure stops\n"
+         "                           them all). Rank 0 hosts the job's store: its failure still\n"
+         "                           stops the job\n"
          "  --secret-file PATH       the job's store secret (else DIST_STORE_SECRET; one node:\n"
          "                           drawn at random). With --nnodes > 1 every node needs the\n"
          "                           same one, given by either\n"

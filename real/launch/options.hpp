@@ -1,6 +1,6 @@
 // distrun's command line: the options (-n, --nnodes, --node-rank, --master-addr, --master-port,
-// --grace, --stop-delay, --secret-file, --no-secret) and the program to run, parsed with clear
-// usage errors.
+// --grace, --stop-delay, --max-restarts, --secret-file, --no-secret) and the program to run, parsed
+// with clear usage errors.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,7 @@ struct Options {
   std::optional<int> master_port;           // default: a free port (single node only)
   std::chrono::milliseconds grace{5000};    // SIGTERM -> SIGKILL
   std::chrono::milliseconds stop_delay{0};  // a failure -> SIGTERM to the others
+  int max_restarts = 0;  // times each rank's process is restarted after a failure
   std::optional<std::string> secret_file;   // the job's store secret, read from a file
   bool no_secret = false;                   // run without one (explicit opt-in)
   bool help = false;

@@ -1,6 +1,7 @@
 // Supervisor::run: a poll loop over the children's pipes and the signal pipe; reaping with
-// WNOHANG each round; the stop sequence (SIGTERM, then SIGKILL) after the first failure or a
-// forwarded signal; a per-rank summary on stderr when something failed.
+// WNOHANG each round; a failed rank restarted while it may be; the stop sequence (SIGTERM, then
+// SIGKILL) after the first failure or a forwarded signal; a per-rank summary on stderr when
+// something failed or was restarted.
 #include "real/launch/supervisor.hpp"
 
 #include <poll.h>
@@ -121,6 +122,7 @@ void Supervisor::reap() {
     o.done = true;
     o.wait_status = status;
     if (exit_code(status) == 0 || first_failure_) continue;
+    if (restart(i, status)) continue;
     first_failure_ = static_cast<int>(i);
     failed_at_ = Clock::now();
     if (!any_alive() || o.stop_signal != 0) continue;
@@ -131,6 +133,49 @@ void Supervisor::reap() {
                 ") failed (" + describe(status) + "); " +
                 (delay > 0 ? std::string(note) : "stopping the other ranks") + "\n");
   }
+}
+
+// Starts failed rank `index` again when it may be; whether it did.
+bool Supervisor::restart(std::size_t index, int wait_status) {
+  auto& o = outcomes_[index];
+  if (!config_.restart || o.restarts >= config_.max_restarts || o.stop_signal != 0 ||
+      received_signal_ != 0 || (config_.can_restart && !config_.can_restart(index)))
+    return false;
+  drain(index);
+  config_.err("distrun: rank " + std::to_string(o.rank) + " (pid " + std::to_string(o.pid) +
+              ") failed (" + describe(wait_status) + "); restarting it (restart " +
+              std::to_string(o.restarts + 1) + " of " + std::to_string(config_.max_restarts) +
+              ")\n");
+  try {
+    children_[index] = config_.restart(index, o.restarts + 1);
+  } catch (const std::exception& e) {
+    config_.err("distrun: rank " + std::to_string(o.rank) + " could not be restarted: " + e.what() +
+                "\n");
+    return false;
+  }
+  ++o.restarts;
+  o.pid = children_[index].pid;
+  o.done = false;
+  o.wait_status = 0;
+  return true;
+}
+
+// The dead process's last output, before its slot takes the new one's pipes: read until both
+// streams end (what it started is killed first, so none keeps them open), at most 200 ms.
+void Supervisor::drain(std::size_t index) {
+  signal_child(children_[index], SIGKILL);
+  const auto until = Clock::now() + std::chrono::milliseconds(200);
+  auto& out = streams_[2 * index];
+  auto& err = streams_[2 * index + 1];
+  while ((*out.fd >= 0 || *err.fd >= 0) && Clock::now() < until) {
+    pollfd fds[2] = {{*out.fd, POLLIN, 0}, {*err.fd, POLLIN, 0}};
+    if (::poll(fds, 2, 20) <= 0) continue;
+    if (*out.fd >= 0 && fds[0].revents) read_stream(out);
+    if (*err.fd >= 0 && fds[1].revents) read_stream(err);
+  }
+  out.prefixer.finish();
+  err.prefixer.finish();
+  close_pipes(children_[index]);
 }
 
 void Supervisor::escalate(Clock::time_point now) {
@@ -148,6 +193,9 @@ void Supervisor::print_summary() const {
   for (std::size_t i = 0; i < outcomes_.size(); ++i) {
     const auto& o = outcomes_[i];
     std::string line = "distrun: rank " + std::to_string(o.rank) + ": " + describe(o.wait_status);
+    if (o.restarts > 0)
+      line +=
+          " (restarted " + std::to_string(o.restarts) + (o.restarts == 1 ? " time)" : " times)");
     if (first_failure_ && *first_failure_ == static_cast<int>(i)) line += " (first failure)";
     else if (o.stop_signal != 0 && exit_code(o.wait_status) != 0)
       line += std::string(" (after distrun sent it ") + ::sigabbrev_np(o.stop_signal) + ")";
@@ -166,7 +214,9 @@ int Supervisor::run() {
     poll_once(std::chrono::milliseconds(20));
   }
   for (auto& s : streams_) s.prefixer.finish();
-  if (first_failure_ || received_signal_ != 0) print_summary();
+  const bool restarted =
+      std::any_of(outcomes_.begin(), outcomes_.end(), [](const auto& o) { return o.restarts > 0; });
+  if (first_failure_ || received_signal_ != 0 || restarted) print_summary();
   if (first_failure_) return exit_code(outcomes_[static_cast<std::size_t>(*first_failure_)].wait_status);
   return received_signal_ != 0 ? 128 + received_signal_ : 0;
 }

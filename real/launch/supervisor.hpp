@@ -1,6 +1,7 @@
 // Supervising the started ranks: their output goes through a LinePrefixer each, SIGINT/SIGTERM
-// are forwarded, and the first failure stops the others (SIGTERM after stop_delay, SIGKILL after
-// grace). Every wait is a poll with a short timeout, so nothing blocks for long.
+// are forwarded, a failed rank is restarted while it has restarts left, and the first failure
+// that is not stops the others (SIGTERM after stop_delay, SIGKILL after grace). Every wait is a
+// poll with a short timeout, so nothing blocks for long.
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +24,12 @@ struct SupervisorConfig {
   int signal_fd = -1;  // readable when a signal arrived: one byte per signal number (or -1)
   std::function<void(std::string_view)> out;   // where prefixed stdout lines go
   std::function<void(std::string_view)> err;   // where prefixed stderr lines and notes go
+  // A failed rank's process is started again by restart(index, n) (its n-th restart) up to
+  // max_restarts times, while the others run on; a rank that cannot be restarted (its restarts
+  // used up, or can_restart(index) false) stops them as before.
+  int max_restarts = 0;
+  std::function<Child(std::size_t index, int restart)> restart;
+  std::function<bool(std::size_t index)> can_restart;
 };
 
 struct RankOutcome {
@@ -31,6 +38,7 @@ struct RankOutcome {
   bool done = false;
   int wait_status = 0;       // as waitpid reports it
   int stop_signal = 0;       // the signal distrun sent it, if any (last one)
+  int restarts = 0;          // how many times its process was restarted
 };
 
 // The shell's view of a wait status: the exit code, or 128 + the signal that killed it.
@@ -61,6 +69,8 @@ class Supervisor {
   void read_stream(Stream& stream);
   void handle_signals();
   void reap();
+  bool restart(std::size_t index, int wait_status);
+  void drain(std::size_t index);
   void escalate(Clock::time_point now);
   void send_all(int signal);
   void print_summary() const;

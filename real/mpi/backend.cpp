@@ -266,7 +266,8 @@ std::shared_ptr<core::BackendImpl> MpiBackend::split_groups(const core::Layout& 
 // use_local_synchronization: the members meet in the store first (MPI's call has no deadline),
 // then make the communicator among themselves alone (MPI_Comm_create_group, tagged by the list).
 std::string MpiBackend::recovery_refusal() const {
-  return "the mpi backend cannot abort or shrink a group: Open MPI 4.1 has no ULFM (fault "
+  return "the mpi backend cannot abort, shrink or reconfigure a group: Open MPI 4.1 has no ULFM "
+         "(fault "
          "tolerant MPI), so a communicator with a lost rank cannot be revoked or shrunk; use "
          "gloo or nccl for a job that must survive a lost rank, or restart the job";
 }

@@ -36,6 +36,12 @@ struct Fault {
     kill,   // the rank throws RankFailure at that call (its peers get RankFailure naming it)
     stall,  // the rank stalls for `delay` before making that call
     fail,   // that collective fails with BackendError(message) on every participant
+    // the rank's process is killed at that call, as `kill` (its peers get RankFailure naming
+    // it), and after `delay` its function starts again as a replacement: dist::restart_count()
+    // one higher, its world group replaced (calls on it raise Aborted) until dist::reconfigure
+    // lets it in. Its calls go on counting from the killed process's (at_call counts across a
+    // rank's processes). The run's outcome for the rank is its last process's.
+    restart,
   };
   Kind kind = Kind::kill;
   int rank = 0;
@@ -49,6 +55,9 @@ struct Fault {
   }
   static Fault fail(int rank, int at_call, std::string message = "injected failure") {
     return {Kind::fail, rank, at_call, {}, std::move(message)};
+  }
+  static Fault restart(int rank, int at_call, std::chrono::milliseconds delay) {
+    return {Kind::restart, rank, at_call, delay, {}};
   }
 };
 

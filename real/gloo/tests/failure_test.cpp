@@ -321,18 +321,16 @@ TEST(GlooFailures, AGivenUpCollectiveRetiresTheGroupAndIsNamedToItsPeers) {
 
 // Recovery is not built on gloo yet: dist::abort and shrink_group refuse, saying so, before
 // anything is marked, and the group goes on.
-TEST(GlooFailures, AbortAndShrinkAreRefusedUntilGlooCanRecover) {
+TEST(GlooFailures, ReconfigureIsRefusedUntilGlooCanAgreeOnAMembership) {
   const auto errors = run_failing(2, 5s, [](int) {
-    for (auto* call :
-         {+[] { dist::abort(); }, +[] { (void)dist::shrink_group({}, std::vector<int>{}); }}) {
-      try {
-        call();
-        ADD_FAILURE() << "a recovery call was accepted on gloo";
-      } catch (const dist::InvalidArgument& e) {
-        EXPECT_NE(std::string(e.what()).find("the gloo backend cannot abort or shrink a group yet"),
-                  std::string::npos)
-            << e.what();
-      }
+    EXPECT_EQ(dist::restart_count(), 0);
+    try {
+      (void)dist::reconfigure();
+      ADD_FAILURE() << "reconfigure was accepted on gloo";
+    } catch (const dist::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("the gloo backend cannot reconfigure yet"),
+                std::string::npos)
+          << e.what();
     }
     V v{1};
     dist::all_reduce(v);
@@ -340,6 +338,52 @@ TEST(GlooFailures, AbortAndShrinkAreRefusedUntilGlooCanRecover) {
   });
   EXPECT_FALSE(errors[0]);
   EXPECT_FALSE(errors[1]);
+}
+
+// dist::abort on gloo: rank 1's pending all_reduce (its peers are not there yet) raises Aborted at
+// once, its later calls too; the peers' calls that need it fail naming it; the survivors shrink
+// the world without it and go on.
+TEST(GlooFailures, AbortEndsThePendingCallAndTheSurvivorsShrinkAndGoOn) {
+  std::atomic<bool> aborted{false};
+  std::vector<std::string> seen(3);
+  std::vector<std::vector<int>> members(3);
+  const auto errors = run_failing(3, 5s, [&](int rank) {
+    V v{rank + 1};
+    if (rank == 1) {
+      dist::Work pending = dist::all_reduce_async(std::span<std::int64_t>(v));
+      const auto start = Clock::now();
+      dist::abort();
+      aborted = true;
+      try {
+        pending.wait();
+        ADD_FAILURE() << "the pending all_reduce completed after dist::abort";
+      } catch (const dist::Aborted& e) {
+        seen[1] = e.what();
+      }
+      EXPECT_LT(Clock::now() - start, 2s) << "the aborted call's Work waited for gloo";
+      EXPECT_THROW(dist::all_reduce(v), dist::Aborted);
+      return;
+    }
+    while (!aborted.load()) std::this_thread::yield();
+    try {
+      dist::all_reduce(v);
+      ADD_FAILURE() << "rank " << rank << "'s all_reduce completed without rank 1";
+    } catch (const dist::RankFailure& e) {
+      seen[static_cast<std::size_t>(rank)] = e.what();
+      EXPECT_EQ(e.failed_rank(), 1) << e.what();
+    }
+    const dist::Group survivors = dist::shrink_group({}, {1}, {.abort_parent = true});
+    V w{rank + 1};
+    dist::all_reduce(w, dist::ReduceOp::sum, survivors);
+    EXPECT_EQ(w[0], 1 + 3);
+    members[static_cast<std::size_t>(rank)] = survivors.ranks();
+    EXPECT_EQ(dist::get_rank(survivors), rank == 0 ? 0 : 1);
+    EXPECT_THROW(dist::barrier(), dist::Aborted);  // the world, aborted by abort_parent
+  });
+  for (const auto& e : errors) EXPECT_FALSE(e) << message_of(e);
+  EXPECT_NE(seen[1].find("was aborted on rank 1 by dist::abort"), std::string::npos) << seen[1];
+  for (const int r : {0, 2})
+    EXPECT_EQ(members[static_cast<std::size_t>(r)], (std::vector<int>{0, 2})) << "rank " << r;
 }
 
 }  // namespace

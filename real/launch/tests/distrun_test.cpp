@@ -91,6 +91,50 @@ TEST(Distrun, AFailingRankStopsTheOthersAndItsStatusPropagates) {
   EXPECT_NE(r.err.find("distrun: rank 2: killed by signal 15"), std::string::npos) << r.err;
 }
 
+// Each rank prints its restart count; rank `fails` exits 3 while its count is below `until`; the
+// others sleep `sleep` seconds.
+std::vector<std::string> restarting(int fails, int until, const char* sleep) {
+  return {"/bin/sh", "-c",
+          "echo \"restart $TORCHELASTIC_RESTART_COUNT\"; if [ \"$RANK\" = " +
+              std::to_string(fails) + " ] && [ \"$TORCHELASTIC_RESTART_COUNT\" -lt " +
+              std::to_string(until) + " ]; then exit 3; fi; sleep " + sleep};
+}
+
+TEST(Distrun, RestartsAFailedRankWithTheNextCountWhileTheOthersRun) {
+  auto args = std::vector<std::string>{"-n", "3", "--max-restarts", "2", "--"};
+  for (auto& a : restarting(1, 2, "1")) args.push_back(a);
+  const auto r = run_command(distrun(args), 20s);
+  EXPECT_EQ(r.exit_code(), 0) << r.err;
+  EXPECT_EQ(rank_lines(r.out, 1),
+            (std::vector<std::string>{"restart 0", "restart 1", "restart 2"}));
+  for (const int rank : {0, 2})  // never stopped nor restarted
+    EXPECT_EQ(rank_lines(r.out, rank), std::vector<std::string>{"restart 0"});
+  EXPECT_NE(r.err.find("failed (exit status 3); restarting it (restart 2 of 2)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("distrun: rank 1: exit status 0 (restarted 2 times)"), std::string::npos)
+      << r.err;
+}
+
+TEST(Distrun, ARankOutOfRestartsStopsTheOthers) {
+  auto args = std::vector<std::string>{"-n", "3", "--max-restarts", "1", "--"};
+  for (auto& a : restarting(2, 100, "30")) args.push_back(a);
+  const auto r = run_command(distrun(args), 20s);
+  EXPECT_EQ(r.exit_code(), 3) << r.err;
+  EXPECT_LT(r.elapsed, 10s) << "the others sleep 30 s; distrun must have stopped them";
+  EXPECT_EQ(rank_lines(r.out, 2), (std::vector<std::string>{"restart 0", "restart 1"}));
+  EXPECT_NE(r.err.find("distrun: rank 2: exit status 3 (restarted 1 time) (first failure)"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(Distrun, RankZeroHostsTheStoreAndIsNotRestarted) {
+  auto args = std::vector<std::string>{"-n", "2", "--max-restarts", "3", "--"};
+  for (auto& a : restarting(0, 100, "30")) args.push_back(a);
+  const auto r = run_command(distrun(args), 20s);
+  EXPECT_EQ(r.exit_code(), 3) << r.err;
+  EXPECT_EQ(rank_lines(r.out, 0), std::vector<std::string>{"restart 0"});
+}
+
 TEST(Distrun, AKilledRankGives128PlusTheSignal) {
   const auto r = run_command(
       distrun({"-n", "2", "--", PROBE_PATH, "--kill-self-rank", "0", "--fail-rank", "9", "0"}),

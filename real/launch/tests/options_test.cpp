@@ -16,9 +16,11 @@ using dist::launch::parse_options;
 using dist::launch::UsageError;
 
 TEST(DistrunOptions, ParsesFlagsAndTheProgram) {
-  const Options o = parse_options({"-n", "4", "--master-port=29500", "--grace", "1.5",
-                                   "--stop-delay=2", "--", "prog", "-n", "--x"});
+  const Options o =
+      parse_options({"-n", "4", "--master-port=29500", "--grace", "1.5", "--stop-delay=2",
+                     "--max-restarts", "3", "--", "prog", "-n", "--x"});
   EXPECT_EQ(o.nproc, 4);
+  EXPECT_EQ(o.max_restarts, 3);
   EXPECT_EQ(o.master_port, 29500);
   EXPECT_EQ(o.grace, std::chrono::milliseconds(1500));
   EXPECT_EQ(o.stop_delay, std::chrono::milliseconds(2000));
@@ -38,6 +40,8 @@ TEST(DistrunOptions, RejectsBadValues) {
   EXPECT_THROW(parse_options({"-n", "2", "--grace", "-1", "p"}), UsageError);
   EXPECT_THROW(parse_options({"-n", "2", "--grace", "1s", "p"}), UsageError);
   EXPECT_THROW(parse_options({"-n", "2", "--master-addr=", "p"}), UsageError);
+  EXPECT_THROW(parse_options({"-n", "2", "--max-restarts", "-1", "p"}), UsageError);
+  EXPECT_THROW(parse_options({"-n", "2", "--max-restarts", "x", "p"}), UsageError);
   EXPECT_THROW(parse_options({
                    "-n",
                    "2",
@@ -53,11 +57,12 @@ TEST(DistrunEnvironment, GlobalRanksOfANode) {
   o.nnodes = 2;
   o.node_rank = 1;
   o.master_addr = "host0";
-  const auto env = dist::launch::rank_environment(o, 3, 1234);
-  const dist::launch::EnvVars expected{{"RANK", "7"},          {"WORLD_SIZE", "8"},
-                                       {"LOCAL_RANK", "3"},    {"LOCAL_WORLD_SIZE", "4"},
-                                       {"GROUP_RANK", "1"},    {"MASTER_ADDR", "host0"},
-                                       {"MASTER_PORT", "1234"}};
+  const auto env = dist::launch::rank_environment(o, 3, 1234, 2);
+  const dist::launch::EnvVars expected{
+      {"RANK", "7"},           {"WORLD_SIZE", "8"},
+      {"LOCAL_RANK", "3"},     {"LOCAL_WORLD_SIZE", "4"},
+      {"GROUP_RANK", "1"},     {"MASTER_ADDR", "host0"},
+      {"MASTER_PORT", "1234"}, {"TORCHELASTIC_RESTART_COUNT", "2"}};
   EXPECT_EQ(env, expected);
 }
 

@@ -1,5 +1,5 @@
-// The recovery calls on mpi: Open MPI 4.1 has no ULFM, so dist::abort and shrink_group refuse,
-// saying why, and leave the group as it was (it still works afterwards).
+// The recovery calls on mpi: Open MPI 4.1 has no ULFM, so dist::abort, shrink_group and
+// reconfigure refuse, saying why, and leave the group as it was (it still works afterwards).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -19,7 +19,9 @@ void expect_refused(void (*call)(), const char* name) {
   }
 }
 
-TEST(MpiRecovery, AbortAndShrinkAreRefusedAndTheGroupGoesOn) {
+TEST(MpiRecovery, AbortShrinkAndReconfigureAreRefusedAndTheGroupGoesOn) {
+  EXPECT_EQ(dist::restart_count(), 0);
+  expect_refused([] { (void)dist::reconfigure(); }, "dist::reconfigure");
   expect_refused([] { dist::abort(); }, "dist::abort");
   expect_refused([] { (void)dist::shrink_group({}, std::vector<int>{}); }, "shrink_group");
   expect_refused([] { (void)dist::shrink_group({}, std::vector<int>{}, {.abort_parent = true}); },
