@@ -136,6 +136,16 @@ Work NcclBackend::barrier() {
   return s.finish();
 }
 
+void NcclBackend::abort(const std::exception_ptr& why) {
+  std::string text = "dist::abort";
+  try {
+    std::rethrow_exception(why);
+  } catch (const std::exception& e) {
+    text = e.what();
+  }
+  comm_->abort(text, true);
+}
+
 std::shared_ptr<core::BackendImpl> NcclBackend::split(const std::vector<int>& ranks) {
   // A collective of the parent: every member numbers it alike (its roll call, the child's key).
   auto child = comm_->split(ranks, counter_.collective("new_group"));

@@ -36,6 +36,12 @@ class NcclBackend final : public core::BackendImpl {
   std::shared_ptr<core::BackendImpl> split(const std::vector<int>& ranks) override;
   // The group's communicator (the device tests abort it to check what Works report then).
   Communicator& communicator() { return *comm_; }
+  // dist::abort: ncclCommAbort on the group's communicator (Communicator::abort, on a helper
+  // thread, bounded): its pending Works and later calls raise Aborted. shrink_group connects the
+  // survivors anew through the store (new_group's use_local_synchronization), not by
+  // ncclCommShrink yet.
+  std::string recovery_refusal() const override { return {}; }
+  void abort(const std::exception_ptr& why) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf output, core::ConstBuf input, int root) override;

@@ -227,11 +227,12 @@ void Communicator::activate(const Operation& op) {
   }
 }
 
-void Communicator::abort(const std::string& reason) {
+void Communicator::abort(const std::string& reason, bool by_user) {
   {
     std::lock_guard lock(mutex_);
     if (!aborted_.empty()) return;
     aborted_ = reason;
+    aborted_by_user_ = by_user;
   }
   // No NCCL call reaches comm_ any more (each checks aborted_ under the lock first), so the
   // abort runs unlocked: pollers on other threads see "aborted" at once instead of waiting.

@@ -96,10 +96,11 @@ class Communicator {
   // destroying one per operation costs a call's time again. Throws BackendError on a CUDA error.
   cudaEvent_t take_event(const Operation& op);
   void give_event(cudaEvent_t event) noexcept;
-  // Aborts the communicator (its pending operations fail); later calls raise BackendError.
+  // Aborts the communicator (its pending operations fail); later calls raise BackendError, or
+  // dist::Aborted with `reason` alone when the user asked for it (`by_user`: dist::abort).
   // ncclCommAbort may block behind a kernel that never ends: it runs on a helper thread, waited
   // for at most abort_wait(timeout), then left to finish in the background.
-  void abort(const std::string& reason);
+  void abort(const std::string& reason, bool by_user = false);
   bool aborted() const;
 
  private:
@@ -125,6 +126,7 @@ class Communicator {
   std::mutex events_mutex_;
   std::vector<cudaEvent_t> events_;  // given back by finished Works, for the next ones
   std::string aborted_;       // why it was aborted; empty while usable
+  bool aborted_by_user_ = false;  // by dist::abort: its calls raise Aborted
 };
 
 // The rhythm of every poll: spins briefly (collectives often finish within microseconds), then

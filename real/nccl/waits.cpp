@@ -21,6 +21,7 @@ std::string Communicator::where(const Operation& op) const {
 }
 
 void Communicator::throw_if_aborted(const Operation& op) const {
+  if (!aborted_.empty() && aborted_by_user_) throw Aborted("nccl " + where(op) + ": " + aborted_);
   if (!aborted_.empty())
     throw BackendError("nccl " + where(op) + ": the communicator was aborted after " + aborted_ +
                        "; create a new process group to continue");

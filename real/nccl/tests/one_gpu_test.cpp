@@ -1,7 +1,8 @@
 // One-GPU checks that reach NCCL. dist's front end answers a one-rank world itself, so these call
 // the backend directly: a split followed at once by a barrier on the parent (member and
 // non-member paths), host input gathered into a zeroed host output (the copy back), Works waited
-// after their communicator was aborted, Works polled on another thread while the issuer enqueues,
+// after their communicator was aborted (by the backend, and by dist::abort, then shrink_group's new
+// communicator), Works polled on another thread while the issuer enqueues,
 // and every collective below the one-rank shortcut (integer mean, bitwise fold, in-place
 // all_to_all on the device). Each skips, saying why, without a GPU.
 #include <gtest/gtest.h>
@@ -116,6 +117,42 @@ TEST(NcclOneGpu, WorksWaitedAfterTheCommunicatorWasAbortedRaise) {
     } catch (const dist::BackendError& e) {
       EXPECT_NE(std::string(e.what()).find("barrier #"), std::string::npos) << e.what();
     }
+    return 0;
+  });
+}
+
+// dist::abort of the world reaches NCCL (ncclCommAbort, NcclBackend::abort): a Work queued behind
+// a late kernel raises Aborted, and so do later calls through the front end and below it; then
+// shrink_group connects a new communicator of the survivors (rank 0), whose NCCL all_reduce runs.
+TEST(NcclOneGpu, DistAbortEndsPendingWorksWithAbortedAndShrinkGoesOn) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    auto& backend = nccl_backend();
+    constexpr std::size_t n = 1 << 16;
+    DeviceVector<std::int32_t> a(std::vector<std::int32_t>(n, 1));
+    auto at = a.tensor();
+    const cudaError_t launched =
+        fill_late_on_default_stream(static_cast<std::int32_t*>(at.data()), n, 7, 1000ms);
+    EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
+    dist::Work pending = backend.all_reduce(buffer_of(at), ReduceOp::sum);
+    dist::abort();
+    try {
+      pending.wait();
+      ADD_FAILURE() << "the pending all_reduce completed after dist::abort";
+    } catch (const dist::Aborted& e) {
+      EXPECT_NE(std::string(e.what()).find("was aborted on rank 0 by dist::abort"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW(dist::barrier(), dist::Aborted);
+    EXPECT_THROW(backend.barrier().wait(), dist::Aborted);
+    const dist::Group survivors = dist::shrink_group({}, std::vector<int>{});
+    auto& shrunk = dynamic_cast<dist::real::NcclBackend&>(
+        dist::core::without_call_layer(*survivors.state()->backend));
+    DeviceVector<float> d(std::vector<float>{1.0f, 2.0f, 3.0f});
+    auto dt = d.tensor();
+    shrunk.all_reduce(buffer_of(dt), ReduceOp::sum).wait();
+    EXPECT_EQ(d.to_host(), (std::vector<float>{1.0f, 2.0f, 3.0f}));
     return 0;
   });
 }
