@@ -68,7 +68,8 @@ Group reconfigure(const Group& group, ReconfigureOptions options) {
   // The membership changed: every group of the old one may hold a lost rank, so each is aborted
   // here (an aborted one stays as it is).
   core::abort_groups(ctx, core::every_group(ctx),
-                     "dist::reconfigure (the membership became " + epoch_text(agreed.epoch) + ")");
+                     "dist::reconfigure (the membership became " + epoch_text(agreed.epoch) + ")",
+                     "use the group dist::reconfigure returned");
   auto made = core::make_group_state(ctx, std::move(agreed.members), std::move(agreed.backend));
   ctx.epoch = agreed.epoch;
   ctx.membership = made;
