@@ -167,7 +167,7 @@ void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& cal
                               ", " + call.describe(),
                           rank);
       case Fault::Kind::fail: call.injected_failure = f.message; break;
-      case Fault::Kind::restart: kill_for_restart(rank, f, call, k);
+      case Fault::Kind::restart: kill_for_restart(rank, f, call, k);  // throws ProcessKilled
       case Fault::Kind::stall:
         if (deterministic()) {
           if (model::Predictor* p = predictor())
