@@ -3,7 +3,6 @@
 // progress possible is a deadlock, and a wait past the cluster's timeout fails its op with a
 // TimeoutError. The injected faults (Cluster::faults) are applied here too.
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -168,17 +167,7 @@ void World::apply_faults(std::unique_lock<std::mutex>& lock, int rank, Call& cal
                           rank);
       case Fault::Kind::fail: call.injected_failure = f.message; break;
       case Fault::Kind::restart: kill_for_restart(rank, f, call, k);  // throws ProcessKilled
-      case Fault::Kind::stall:
-        if (deterministic()) {
-          if (model::Predictor* p = predictor())
-            p->add_compute(rank, std::chrono::duration<double, std::micro>(f.delay).count());
-          sleep(lock, rank, std::chrono::duration<double, std::micro>(f.delay).count());
-        } else {
-          lock.unlock();
-          std::this_thread::sleep_for(f.delay);
-          lock.lock();
-        }
-        break;
+      case Fault::Kind::stall: sleep(lock, rank, f.delay); break;
     }
   }
 }

@@ -3,7 +3,6 @@
 // member of the current membership still running has called (the members that died or returned
 // are left out), and every caller, newcomers too, then shares the membership's communicator: a
 // new one, with the epoch one higher, when the callers differ from the members.
-#include <thread>
 
 #include "core/group_text.hpp"
 #include "dist/errors.hpp"
@@ -126,16 +125,7 @@ void World::kill_for_restart(int rank, const Fault& fault, const Call& call, int
 int World::restart(int rank) {
   std::unique_lock lock(mutex_);
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
-  const auto delay = me.restart_after.value_or(std::chrono::milliseconds(0));
-  if (deterministic()) {
-    const double delay_us = std::chrono::duration<double, std::micro>(delay).count();
-    if (model::Predictor* p = predictor()) p->add_compute(rank, delay_us);
-    sleep(lock, rank, delay_us);
-  } else {
-    lock.unlock();
-    std::this_thread::sleep_for(delay);
-    lock.lock();
-  }
+  sleep(lock, rank, me.restart_after.value_or(std::chrono::milliseconds(0)));
   me.restart_after.reset();
   return me.incarnation;
 }

@@ -4,6 +4,7 @@
 // pending the blocked ranks are a deadlock (failure_detector.cpp).
 #include <algorithm>
 #include <limits>
+#include <thread>
 
 #include "dist/errors.hpp"
 #include "sim/fibers.hpp"
@@ -56,7 +57,15 @@ void World::wait_deterministic(int rank, const std::shared_ptr<Op>& op,
   }
 }
 
-void World::sleep(std::unique_lock<std::mutex>& lock, int rank, double delay_us) {
+void World::sleep(std::unique_lock<std::mutex>& lock, int rank, std::chrono::milliseconds delay) {
+  if (!deterministic()) {
+    lock.unlock();
+    std::this_thread::sleep_for(delay);
+    lock.lock();
+    return;
+  }
+  const double delay_us = std::chrono::duration<double, std::micro>(delay).count();
+  if (model::Predictor* p = predictor()) p->add_compute(rank, delay_us);  // compute meanwhile
   RankState& me = ranks_[static_cast<std::size_t>(rank)];
   me.sleep_until_us = virtual_us_ + delay_us;
   next_wake_us_ = std::min(next_wake_us_, *me.sleep_until_us);

@@ -260,9 +260,10 @@ class World {
   // Whether `rank` can run now, kept in ready_ after each change of its flags.
   void refresh_ready(int rank);
   void yield(std::unique_lock<std::mutex>& lock, int rank);
-  // `rank` sleeps `delay_us` of virtual time (a stall, a restart's delay) while the others run;
-  // wake_sleepers() wakes those whose time has come (whether any did).
-  void sleep(std::unique_lock<std::mutex>& lock, int rank, double delay_us);
+  // `rank` sleeps `delay` (a stall, a restart's delay) while the others run: virtual time in
+  // deterministic mode (a predicting run counts it as compute), else real time with the lock let
+  // go. wake_sleepers() wakes those whose time has come (whether any did).
+  void sleep(std::unique_lock<std::mutex>& lock, int rank, std::chrono::milliseconds delay);
   bool wake_sleepers();
   void pass_baton();
   int pick_ready();

@@ -15,14 +15,16 @@ void GlooGiveUp::operator()(CallQueue::Call& call, const std::string& why) const
                    "; gloo cannot cancel a call); create a new process "
                    "group")));
   if (store_) core::record_given_up(*store_, prefix_, call.index, me_);
-  context_->closeConnections();
-  std::lock_guard fence(fence_->mutex);  // after a running reduction step
-  fence_->closed = true;
+  disconnect();
 }
 
 void GlooGiveUp::abort(const std::exception_ptr& why) const {
   queue_->close(why);
   queue_->release_waits();
+  disconnect();
+}
+
+void GlooGiveUp::disconnect() const {
   context_->closeConnections();
   std::lock_guard fence(fence_->mutex);  // after a running reduction step
   fence_->closed = true;

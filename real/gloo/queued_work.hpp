@@ -55,6 +55,10 @@ class GlooGiveUp {
   void throw_if_given_up(const std::string& where, std::uint64_t index) const;
 
  private:
+  // Closes the group's connections, then the fence: nothing reaches or leaves the buffers of a
+  // call still inside gloo from here on.
+  void disconnect() const;
+
   std::shared_ptr<CallQueue> queue_;
   std::shared_ptr<::gloo::Context> context_;
   std::shared_ptr<core::Store> store_;
