@@ -52,6 +52,16 @@ void abort_groups(Context& ctx, const std::vector<std::shared_ptr<detail::GroupS
   }
 }
 
+void abort_until_joined(Context& ctx) {
+  ctx.epoch = -1;
+  ctx.membership = nullptr;
+  ctx.reconfigured = false;
+  abort_groups(ctx, every_group(ctx),
+               "its restart (this process replaces the killed one, restart_count() = " +
+                   std::to_string(ctx.restart_count) + ")",
+               "call dist::reconfigure() to join the job");
+}
+
 int launcher_restart_count() {
   if (!get_env("TORCHELASTIC_RESTART_COUNT")) return 0;
   return static_cast<int>(require_env_int("TORCHELASTIC_RESTART_COUNT", "dist::restart_count", 0,

@@ -27,6 +27,9 @@ DIST_API void abort_groups(
     Context& ctx, const std::vector<std::shared_ptr<detail::GroupState>>& targets,
     const std::string& by,
     const std::string& next = "make a group of the survivors with shrink_group");
+// A replacement process's groups before it joins (ctx.restart_count set): every one is aborted,
+// each later call saying to call dist::reconfigure() to join the job; its epoch is none yet.
+DIST_API void abort_until_joined(Context& ctx);
 // The restart count a launcher gave this process: TORCHELASTIC_RESTART_COUNT (torchrun's and
 // distrun's), 0 when unset; InvalidArgument naming it when it is not a count.
 DIST_API int launcher_restart_count();

@@ -81,7 +81,10 @@ void init_dist(std::string_view launcher, Backend backend, const InitOptions& op
   real::join_world(backend, core::open_tcp_rendezvous(info.address, options.timeout, "env://"),
                    options.timeout);
   try {
-    create_local_group(info);
+    // A replacement joins by dist::reconfigure: the node layout is the world's collective.
+    if (core::current_context()->epoch < 0)
+      core::restart_numbering(*core::current_context()->world->backend);
+    else create_local_group(info);
   } catch (...) {
     destroy_dist();
     throw;

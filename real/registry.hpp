@@ -31,6 +31,8 @@ struct BackendEntry {
   void (*prepare)(int local_rank) = nullptr;
   // Connects rank spec.rank of the world backend (collective over the spec's ranks).
   std::shared_ptr<core::BackendImpl> (*make_world)(const WorldSpec& spec) = nullptr;
+  // Whether dist::reconfigure can agree a membership and connect its group anew (rejoin.hpp).
+  bool rejoins = false;
 };
 
 // Every real backend compiled into this program, built or not, in a fixed order.

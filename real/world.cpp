@@ -15,6 +15,7 @@
 #include "dist/errors.hpp"
 #include "dist/real/init.hpp"
 #include "real/registry.hpp"
+#include "real/rejoin.hpp"
 
 namespace dist::real {
 
@@ -74,9 +75,12 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   ignore_sigpipe();
   // Every real backend runs under the call layer: numbered calls, the flight recorder, the
   // DIST_DEBUG=detail check and the diagnosis of timeouts (core/calls/call_layer.hpp).
-  auto backend =
-      core::with_call_layer(backend_entry(spec.backend, "init_process_group").make_world(spec),
-                            {spec.store, spec.world_size, spec.rank, spec.timeout});
+  // A replacement process joins the membership by dist::reconfigure, not the world's rendezvous.
+  const bool replacement = spec.restart_count > 0 && rejoins(spec);
+  auto backend = core::with_call_layer(
+      replacement ? unjoined_world(spec)
+                  : backend_entry(spec.backend, "init_process_group").make_world(spec),
+      {spec.store, spec.world_size, spec.rank, spec.timeout});
   auto context = std::make_shared<core::Context>();
   context->kind = spec.backend;
   context->rank = spec.rank;
@@ -86,10 +90,12 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   std::random_device entropy;
   context->rng_seed = {entropy(), entropy(), static_cast<std::uint32_t>(spec.rank)};
   context->make_group = group_maker(spec);
-  context->restart_count = core::launcher_restart_count();
+  context->restart_count = spec.restart_count;
   std::vector<int> ranks(static_cast<std::size_t>(spec.world_size));
   for (int r = 0; r < spec.world_size; ++r) ranks[static_cast<std::size_t>(r)] = r;
   context->world = core::make_group_state(*context, std::move(ranks), std::move(backend));
+  enable_rejoin(*context, spec);
+  if (replacement) core::abort_until_joined(*context);
   return context;
 }
 
@@ -106,6 +112,7 @@ void join_world(dist::Backend backend, const core::Rendezvous& rendezvous,
                 std::chrono::milliseconds timeout) {
   WorldSpec spec{backend, rendezvous.store, rendezvous.rank, rendezvous.world_size,
                  timeout, rendezvous.host};
+  spec.restart_count = core::launcher_restart_count();
   core::set_process_context(make_world_context(spec));
 }
 

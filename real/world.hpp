@@ -25,6 +25,10 @@ struct WorldSpec {
   // The world ranks of this world's ranks, in its rank order, when it is a group of a larger world
   // (new_group with its own backend or timeout): errors and timeouts name them. Empty: 0..size-1.
   std::vector<int> global_ranks = {};
+  // How many times the launcher restarted this rank (TORCHELASTIC_RESTART_COUNT): above 0, on a
+  // backend that rejoins, this process replaces a lost one and joins no world rendezvous: it
+  // joins the job's membership by dist::reconfigure (rejoin.hpp).
+  int restart_count = 0;
 };
 
 // `spec.global_ranks`, or 0..world_size-1 when it is empty. Inline: the backends' libraries use

@@ -69,13 +69,7 @@ void replace_process(World& world, core::Context* ctx, int rank, int restart_cou
   ctx->works = std::make_shared<core::WorkLedger>();
   fill_context(world, ctx, rank);
   ctx->restart_count = restart_count;
-  ctx->epoch = -1;
-  ctx->membership = nullptr;
-  ctx->reconfigured = false;
-  core::abort_groups(*ctx, core::every_group(*ctx),
-                     "its restart (this process replaces the killed one, restart_count() = " +
-                         std::to_string(restart_count) + ")",
-                     "call dist::reconfigure() to join the job");
+  core::abort_until_joined(*ctx);
 }
 
 void check_joined(const core::Context& ctx) {

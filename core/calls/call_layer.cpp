@@ -302,6 +302,15 @@ void set_hosts(BackendImpl& backend, std::vector<std::string> hosts) {
   if (auto* layer = dynamic_cast<CallLayer*>(&backend)) layer->log().set_hosts(std::move(hosts));
 }
 
+std::vector<int> lost_ranks(BackendImpl& backend) {
+  auto* layer = dynamic_cast<CallLayer*>(&backend);
+  return layer ? layer->log().lost() : std::vector<int>{};
+}
+
+void forget_lost(BackendImpl& backend, const std::vector<int>& world_ranks) {
+  if (auto* layer = dynamic_cast<CallLayer*>(&backend)) layer->log().forget_lost(world_ranks);
+}
+
 BackendImpl& without_call_layer(BackendImpl& backend) {
   auto* layer = dynamic_cast<CallLayer*>(&backend);
   return layer ? layer->inner() : backend;

@@ -44,6 +44,10 @@ DIST_API void restart_numbering(BackendImpl& backend);
 // Tells a backend under the call layer each world rank's host (errors then say where a rank is);
 // other backends ignore it.
 DIST_API void set_hosts(BackendImpl& backend, std::vector<std::string> hosts);
+// The world ranks the calls of `backend`'s world found lost since forget_lost took them back
+// (CallLog::lost; none without a call layer): dist::reconfigure's agreement leaves them out.
+DIST_API std::vector<int> lost_ranks(BackendImpl& backend);
+DIST_API void forget_lost(BackendImpl& backend, const std::vector<int>& world_ranks);
 // The backend under the call layer (`backend` itself when it has none).
 DIST_API BackendImpl& without_call_layer(BackendImpl& backend);
 

@@ -77,6 +77,22 @@ std::string CallLog::host_suffix(int world_rank) const {
   return " on " + hosts_[static_cast<std::size_t>(world_rank)];
 }
 
+void CallLog::note_lost(const std::vector<int>& world_ranks) {
+  std::lock_guard lock(lost_mutex_);
+  for (const int r : world_ranks)
+    if (r >= 0 && r != rank) lost_.insert(r);
+}
+
+std::vector<int> CallLog::lost() const {
+  std::lock_guard lock(lost_mutex_);
+  return {lost_.begin(), lost_.end()};
+}
+
+void CallLog::forget_lost(const std::vector<int>& world_ranks) {
+  std::lock_guard lock(lost_mutex_);
+  for (const int r : world_ranks) lost_.erase(r);
+}
+
 std::string CallLog::desync_text() const {
   std::lock_guard lock(desync_mutex_);
   return desync_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +58,12 @@ struct CallLog {
   void set_hosts(std::vector<std::string> hosts);
   std::string host_suffix(int world_rank) const;
 
+  // The world ranks this rank's calls found lost (a RankFailure named them) since dist::reconfigure
+  // last took them into an agreement (core/store/membership.hpp), ascending.
+  void note_lost(const std::vector<int>& world_ranks);
+  std::vector<int> lost() const;
+  void forget_lost(const std::vector<int>& world_ranks);
+
   FlightRecorder recorder;
   const std::shared_ptr<Store> store;  // null: no diagnosis through a store, no publisher
   const int world_size;
@@ -77,6 +84,8 @@ struct CallLog {
   std::vector<std::pair<std::string, std::vector<int>>> members_;
   mutable std::mutex hosts_mutex_;
   std::vector<std::string> hosts_;
+  mutable std::mutex lost_mutex_;
+  std::set<int> lost_;
   std::atomic<bool> desync_found_{false};
   std::atomic<bool> lingered_{false};  // throw_desync kept the store up once already
   mutable std::mutex desync_mutex_;

@@ -48,6 +48,7 @@ namespace {
   } catch (const TimeoutError& e) {
     if (e.missing_ranks().empty()) diagnose_timeout(site, mine, e.what());
   } catch (const RankFailure& e) {
+    site.log->note_lost(e.failed_ranks());  // dist::reconfigure leaves them out
     diagnose_failure(site, mine, e.failed_rank());
   } catch (const DesyncError&) {
     rethrow_desync(site, seq);

@@ -11,6 +11,7 @@ constinit const BackendEntry gloo_entry{.kind = dist::Backend::gloo,
                                         .launcher = "",
                                         .unavailable = [](int) { return std::string(); },
                                         .prepare = [](int) {},
-                                        .make_world = make_gloo_world};
+                                        .make_world = make_gloo_world,
+                                        .rejoins = true};
 
 }  // namespace dist::real

@@ -22,6 +22,7 @@ constinit const BackendEntry nccl_entry{.kind = dist::Backend::nccl,
                                         .launcher = "",
                                         .unavailable = unavailable,
                                         .prepare = select_nccl_device,
-                                        .make_world = make_nccl_world};
+                                        .make_world = make_nccl_world,
+                                        .rejoins = true};
 
 }  // namespace dist::real

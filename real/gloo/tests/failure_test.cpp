@@ -319,27 +319,6 @@ TEST(GlooFailures, AGivenUpCollectiveRetiresTheGroupAndIsNamedToItsPeers) {
       << seen[1].first;
 }
 
-// Recovery is not built on gloo yet: dist::abort and shrink_group refuse, saying so, before
-// anything is marked, and the group goes on.
-TEST(GlooFailures, ReconfigureIsRefusedUntilGlooCanAgreeOnAMembership) {
-  const auto errors = run_failing(2, 5s, [](int) {
-    EXPECT_EQ(dist::restart_count(), 0);
-    try {
-      (void)dist::reconfigure();
-      ADD_FAILURE() << "reconfigure was accepted on gloo";
-    } catch (const dist::InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find("the gloo backend cannot reconfigure yet"),
-                std::string::npos)
-          << e.what();
-    }
-    V v{1};
-    dist::all_reduce(v);
-    EXPECT_EQ(v[0], 2);
-  });
-  EXPECT_FALSE(errors[0]);
-  EXPECT_FALSE(errors[1]);
-}
-
 // dist::abort on gloo: rank 1's pending all_reduce (its peers are not there yet) raises Aborted at
 // once, its later calls too; the peers' calls that need it fail naming it; the survivors shrink
 // the world without it and go on.
