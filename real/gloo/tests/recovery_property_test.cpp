@@ -12,18 +12,19 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "dist/dist.hpp"
 #include "dist/real/init.hpp"
+#include "real/gloo/tests/process_property.hpp"
 #include "testing/ports.hpp"
 #include "testing/processes.hpp"
 
-namespace {
+namespace recovery_property {
 
 using namespace std::chrono_literals;
+using gloo_process_property::rank_list;
 
 constexpr int steps = 8;
 
@@ -45,12 +46,6 @@ rc::Gen<KillPlan> gen_plan() {
     }
     return p;
   });
-}
-
-std::string list(const std::vector<int>& ranks) {
-  std::string out;
-  for (const int r : ranks) out += (out.empty() ? "" : ",") + std::to_string(r);
-  return out;
 }
 
 // One process of the plan: the steps, and the group it ends in.
@@ -78,24 +73,16 @@ std::string survive(const KillPlan& p, const std::string& url, int rank) {
     for (const int r : members) want += (r + 1) * (step + 1);
     if (v[0] != want)
       throw std::runtime_error("step " + std::to_string(step) + ": sum " + std::to_string(v[0]) +
-                               " over " + list(members) + ", the reference's is " +
+                               " over " + rank_list(members) + ", the reference's is " +
                                std::to_string(want));
     ++step;
   }
   dist::destroy_dist();
-  return list(members);
+  return rank_list(members);
 }
 
 TEST(GlooRecoveryProperty, SurvivorsOfRealKillsShrinkAndAgreeWithTheReference) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  auto params = rc::detail::configuration().testParams;
-  if (const char* given = std::getenv("RC_PARAMS");
-      !given || std::string(given).find("max_success") == std::string::npos)
-    params.maxSuccess = 3;
-  const auto result = rc::detail::checkTestable(
-      [] {
+  gloo_process_property::check_few([] {
     const KillPlan p = *gen_plan();
     RC_CLASSIFY(p.killed_at.size() > 1, "several killed");
     const std::string url = "tcp://127.0.0.1:" + std::to_string(test_support::free_port());
@@ -109,15 +96,11 @@ TEST(GlooRecoveryProperty, SurvivorsOfRealKillsShrinkAndAgreeWithTheReference) {
       if (r.hung) RC_FAIL("rank " + std::to_string(r.rank) + " hung");
       if (p.killed_at.contains(r.rank)) {
         RC_ASSERT(r.signal == SIGKILL);
-      } else if (r.report != "ok: " + list(kept)) {
+      } else if (r.report != "ok: " + rank_list(kept)) {
         RC_FAIL("rank " + std::to_string(r.rank) + ": " + r.report);
       }
     }
-      },
-      metadata, params);
-  std::ostringstream report;
-  rc::detail::printResultMessage(result, report);
-  EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << report.str();
+  });
 }
 
-}  // namespace
+}  // namespace recovery_property
