@@ -176,7 +176,7 @@ std::string BackendImpl::recovery_refusal() const {
 void BackendImpl::abort(const std::exception_ptr&) {}
 
 std::shared_ptr<BackendImpl> BackendImpl::shrink(const std::vector<int>&,
-                                                 std::optional<std::chrono::milliseconds>) {
+                                                 std::optional<std::chrono::milliseconds>, bool) {
   return nullptr;
 }
 
@@ -194,6 +194,16 @@ std::shared_ptr<BackendImpl> BackendImpl::split_groups(const Layout& layout) {
     if (auto child = split(own ? layout.own() : layout.list(i))) mine = std::move(child);
   }
   return mine;
+}
+
+std::string abort_text(const std::exception_ptr& why) {
+  try {
+    if (why) std::rethrow_exception(why);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+  }
+  return "dist::abort";
 }
 
 Work post_recv(BackendImpl& backend, Buf data, int src, int tag) {

@@ -110,14 +110,23 @@ class DIST_API BackendImpl {
   // shrink_group's group of `survivors` (ranks of this group in the order of their global
   // ranks, the caller among them), made by them alone, with `timeout` its own (none: this
   // group's). Null when the backend has no way of its own: the front end then makes it as
-  // new_group's use_local_synchronization does.
+  // new_group's use_local_synchronization does. With `abort_parent` (only where
+  // shrink_aborts_parent()) the shrink itself ends this group's pending calls first, as
+  // NCCL_SHRINK_ABORT does; the front end marks the group aborted after it. Elsewhere the front
+  // end aborts the group before asking.
   virtual std::shared_ptr<BackendImpl> shrink(const std::vector<int>& survivors,
-                                              std::optional<std::chrono::milliseconds> timeout);
+                                              std::optional<std::chrono::milliseconds> timeout,
+                                              bool abort_parent);
+  virtual bool shrink_aborts_parent() const { return false; }
 };
 
 // The name the members of `ranks` give the k-th group they make with that list by split_local
 // ("l<hash>.<k>"), the same on each without asking the others: store prefixes and call-layer keys.
 DIST_API std::string local_group_key(const std::vector<int>& ranks, int k);
+
+// The text of BackendImpl::abort's `why` (the Aborted the front end made), or "dist::abort" when
+// it carries none: what a backend's aborted calls say.
+DIST_API std::string abort_text(const std::exception_ptr& why);
 
 // backend.recv(data, src, tag), its Work told its source when `src` is a given rank (a backend
 // that receives from any_source says which itself): the one way recv and irecv post.

@@ -72,12 +72,23 @@ Group shrink_group(const Group& group, std::span<const int> excluded_ranks, Shri
   std::stable_sort(survivors.begin(), survivors.end(), [&](int a, int b) {
     return globals[static_cast<std::size_t>(a)] < globals[static_cast<std::size_t>(b)];
   });
-  if (options.abort_parent) core::abort_groups(ctx, {parent}, "shrink_group's abort_parent");
+  // Aborted first, unless the backend's shrink ends the pending calls itself (nccl's
+  // NCCL_SHRINK_ABORT): then marked aborted after it.
+  const bool aborting_shrink = options.abort_parent && g.backend->shrink_aborts_parent();
+  const char* const by = "shrink_group's abort_parent";
+  if (options.abort_parent && !aborting_shrink) core::abort_groups(ctx, {parent}, by);
   std::vector<int> members;
   for (const int r : survivors) members.push_back(globals[static_cast<std::size_t>(r)]);
   // The survivors alone make it: the backend's own way, else new_group's
   // use_local_synchronization (a group of the members' world ranks, connected anew).
-  auto backend = g.backend->shrink(survivors, options.timeout);
+  std::shared_ptr<core::BackendImpl> backend;
+  try {
+    backend = g.backend->shrink(survivors, options.timeout, aborting_shrink);
+  } catch (...) {
+    if (aborting_shrink) core::abort_groups(ctx, {parent}, by);
+    throw;
+  }
+  if (aborting_shrink) core::abort_groups(ctx, {parent}, by);
   if (!backend) {
     if (!ctx.make_group || !ctx.world->backend)
       throw InvalidArgument("shrink_group: this backend cannot make a group of the survivors");

@@ -200,13 +200,7 @@ std::shared_ptr<core::BackendImpl> SimBackend::split(const std::vector<int>& ran
 }
 
 void SimBackend::abort(const std::exception_ptr& why) {
-  std::string text = "aborted by dist::abort";
-  try {
-    std::rethrow_exception(why);
-  } catch (const std::exception& e) {
-    text = e.what();
-  }
-  world_.abort(global_rank_, comm_, text);
+  world_.abort(global_rank_, comm_, core::abort_text(why));
 }
 
 // The members meet at the communicator the first of them made (World::local_comm): no op.
@@ -216,7 +210,7 @@ std::shared_ptr<core::BackendImpl> SimBackend::split_local(const std::vector<int
 }
 
 std::shared_ptr<core::BackendImpl> SimBackend::shrink(
-    const std::vector<int>& survivors, std::optional<std::chrono::milliseconds> timeout) {
+    const std::vector<int>& survivors, std::optional<std::chrono::milliseconds> timeout, bool) {
   auto backend = member_of(world_.shrunk_comm(comm_, survivors, shrinks_++, global_rank_));
   if (backend) static_cast<SimBackend&>(*backend).timeout_ = timeout ? timeout : timeout_;
   return backend;

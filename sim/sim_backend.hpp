@@ -42,8 +42,9 @@ class SimBackend final : public core::BackendImpl {
   void abort(const std::exception_ptr& why) override;
   // The survivors meet at one communicator per shrink of this group (World::shrunk_comm), where a
   // list that differs from the first survivor's is a DesyncError.
-  std::shared_ptr<core::BackendImpl> shrink(
-      const std::vector<int>& survivors, std::optional<std::chrono::milliseconds> timeout) override;
+  std::shared_ptr<core::BackendImpl> shrink(const std::vector<int>& survivors,
+                                            std::optional<std::chrono::milliseconds> timeout,
+                                            bool abort_parent) override;
   // The communicator's members, shared with it (an aliasing pointer that keeps it alive).
   std::shared_ptr<const std::vector<int>> shared_members() const override {
     return {comm_, &comm_->members};

@@ -104,9 +104,11 @@ class CallLayer final : public BackendImpl {
   void monitored_barrier(std::chrono::milliseconds timeout, bool wait_all_ranks) override;
   std::string recovery_refusal() const override { return inner_->recovery_refusal(); }
   void abort(const std::exception_ptr& why) override { inner_->abort(why); }
+  bool shrink_aborts_parent() const override { return inner_->shrink_aborts_parent(); }
   std::shared_ptr<BackendImpl> shrink(const std::vector<int>& survivors,
-                                      std::optional<std::chrono::milliseconds> timeout) override {
-    auto inner = inner_->shrink(survivors, timeout);
+                                      std::optional<std::chrono::milliseconds> timeout,
+                                      bool abort_parent) override {
+    auto inner = inner_->shrink(survivors, timeout, abort_parent);
     if (!inner) return nullptr;
     const int k = local_splits_[survivors]++;  // as split_local's: the excluded do not count it
     return layer_over(std::move(inner), survivors, local_group_key(survivors, k),

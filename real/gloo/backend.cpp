@@ -251,7 +251,15 @@ Work GlooBackend::barrier() {
   });
 }
 
-void GlooBackend::abort(const std::exception_ptr& why) { give_up_->abort(why); }
+void GlooBackend::abort(const std::exception_ptr& why) {
+  errors_->set_aborted(why);  // before anything stops: a pending send or recv says why
+  {
+    std::lock_guard lock(p2p_mutex_);
+    for (const auto& w : p2p_works_)
+      if (const auto work = w.lock()) work->abort_wait();
+  }
+  give_up_->abort(why);
+}
 
 std::shared_ptr<core::BackendImpl> GlooBackend::split(const std::vector<int>& ranks) {
   const int index = ++splits_;

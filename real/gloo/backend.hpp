@@ -31,7 +31,8 @@ namespace dist::real {
 
 namespace gloo_p2p {
 class RecvOrder;
-}
+class P2PWork;
+}  // namespace gloo_p2p
 class GlooGiveUp;
 
 // What a rank needs to join a gloo group.
@@ -101,6 +102,10 @@ class GlooBackend final : public core::BackendImpl {
   // (peer, tag) -> the recv of the next send's ack, posted with the previous send so that a
   // receiver that is ready first answers at once and the send's wait() does not wait for it.
   std::map<std::pair<int, int>, std::shared_ptr<PostedAck>> next_acks_;
+  // The send and recv Works given out (under p2p_mutex_), so dist::abort wakes their waits.
+  void track(const std::shared_ptr<gloo_p2p::P2PWork>& work);
+  std::vector<std::weak_ptr<gloo_p2p::P2PWork>> p2p_works_;
+  std::size_t p2p_works_live_ = 0;
 };
 
 }  // namespace dist::real

@@ -114,8 +114,14 @@ void ErrorMapper::throw_timeout(const std::string& where, int peer,
                      absent.ranks);
 }
 
+void ErrorMapper::set_aborted(std::exception_ptr why) {
+  std::lock_guard lock(aborted_mutex_);
+  aborted_ = std::move(why);
+}
+
 void ErrorMapper::rethrow_current(const std::string& operation, int peer,
                                   ::gloo::Context* connections) const {
+  if (std::lock_guard lock(aborted_mutex_); aborted_) std::rethrow_exception(aborted_);
   const std::string where = "gloo " + operation + " on the " + group_text();
   try {
     throw;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ class ErrorMapper {
   // Records that this rank is leaving (before its connections close), so peers can name it.
   void record_leaving() const;
 
+  // dist::abort of the group on this rank (`why`, an Aborted): its connections close because of
+  // it, not because a peer was lost, so from now on every error of the group's calls (a pending
+  // send or receive's too) is `why`.
+  void set_aborted(std::exception_ptr why);
+
   // "group of world ranks [0, 1, 2]"
   std::string group_text() const;
 
@@ -68,6 +74,8 @@ class ErrorMapper {
   std::shared_ptr<core::Store> store_;
   std::string prefix_;
   std::map<std::string, int> peers_;  // transport address -> world rank
+  mutable std::mutex aborted_mutex_;
+  std::exception_ptr aborted_;
 };
 
 }  // namespace dist::real

@@ -106,12 +106,23 @@ Work GlooBackend::send(core::ConstBuf data, int dst, int tag) {
     auto& next = next_acks_[key];
     auto ack = next ? std::move(next) : post_ack(dst, slot_of(tag, n));
     next = post_ack(dst, slot_of(tag, n + 1));
-    return Work(std::make_shared<SendWork>(context_, data, dst, head_slot(tag),
+    auto work = std::make_shared<SendWork>(context_, data, dst, head_slot(tag),
                                            data_prefix | slot_of(tag, n), std::move(ack),
-                                           spec_.timeout, errors_, what, peer, me));
+                                           spec_.timeout, errors_, what, peer, me);
+    track(work);
+    return Work(std::move(work));
   } catch (...) {
     errors_->rethrow_current(what, peer, context_.get());
   }
+}
+
+void GlooBackend::track(const std::shared_ptr<gloo_p2p::P2PWork>& work) {
+  // Forgets the Works gone since the list last doubled: amortized O(1) a call.
+  if (p2p_works_.size() >= 2 * p2p_works_live_ + 16) {
+    std::erase_if(p2p_works_, [](const auto& w) { return w.expired(); });
+    p2p_works_live_ = p2p_works_.size();
+  }
+  p2p_works_.push_back(work);
 }
 
 Work GlooBackend::recv(core::Buf data, int src, int tag) {
@@ -126,6 +137,7 @@ Work GlooBackend::recv(core::Buf data, int src, int tag) {
     auto work = std::make_shared<RecvWork>(context_, data, src, tag, spec_.timeout, errors_, what,
                                            peer, me, spec_.global_ranks, recv_order_);
     recv_order_->add(work);
+    track(work);
     return Work(std::move(work));
   } catch (...) {
     errors_->rethrow_current(what, peer, context_.get());

@@ -61,7 +61,7 @@ int RecvWork::await_head(Clock::time_point deadline) {
       std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
                std::chrono::milliseconds(1));
   int sender = -1;
-  first_buffer_->waitRecv(&sender, left);
+  await(*first_buffer_, true, &sender, left);
   head_done_ = true;
   return sender;
 }

@@ -10,12 +10,14 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 #include "core/p2p_header.hpp"
@@ -87,6 +89,16 @@ class P2PWork : public detail::WorkState {
     return done_;
   }
 
+  // dist::abort (GlooBackend::abort, after ErrorMapper::set_aborted): the wait in progress, or the
+  // next one, returns at once (gloo's abortWait), and the Work raises the abort. Closing the
+  // connections does not wake a wait on an unbound buffer; this does.
+  void abort_wait() {
+    std::lock_guard lock(wait_mutex_);
+    aborting_ = true;
+    if (waiting_ && waiting_recv_) waiting_->abortWaitRecv();
+    if (waiting_ && !waiting_recv_) waiting_->abortWaitSend();
+  }
+
  protected:
   virtual void finish() = 0;  // waits for the transfer and checks the headers
 
@@ -96,8 +108,24 @@ class P2PWork : public detail::WorkState {
     return std::max(ms, std::chrono::milliseconds(1));
   }
   Clock::time_point deadline() const { return deadline_; }
-  void wait_recv(UnboundBuffer& b) const { b.waitRecv(left()); }
-  void wait_send(UnboundBuffer& b) const { b.waitSend(left()); }
+  void wait_recv(UnboundBuffer& b) { await(b, true, nullptr, left()); }
+  void wait_send(UnboundBuffer& b) { await(b, false, nullptr, left()); }
+  // Waits up to `timeout` for `b`'s receive (`recv`; `rank`, when given, learns the sender) or
+  // send; an abort_wait makes it throw, and wait_for then raises the group's abort.
+  void await(UnboundBuffer& b, bool recv, int* rank, std::chrono::milliseconds timeout) {
+    {
+      std::lock_guard lock(wait_mutex_);
+      if (!aborting_) {
+        waiting_ = &b;
+        waiting_recv_ = recv;
+      }
+    }
+    const bool waited =
+        !aborting_ && (recv ? b.waitRecv(rank, timeout) : b.waitSend(rank, timeout));
+    std::lock_guard lock(wait_mutex_);
+    waiting_ = nullptr;
+    if (!waited) throw std::runtime_error("the wait was aborted");  // the group's abort, above
+  }
 
   // The other side's header, read from `bytes`; a message without one is a BackendError.
   Header theirs(std::span<const std::byte> bytes) const {
@@ -131,6 +159,10 @@ class P2PWork : public detail::WorkState {
   int me_;
   Clock::time_point deadline_{};
   std::mutex mutex_;
+  std::mutex wait_mutex_;  // guards the three below, for abort_wait from another thread
+  UnboundBuffer* waiting_ = nullptr;
+  bool waiting_recv_ = false;
+  std::atomic<bool> aborting_{false};
   bool done_ = false;
   std::exception_ptr error_;
 };

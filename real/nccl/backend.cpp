@@ -137,13 +137,18 @@ Work NcclBackend::barrier() {
 }
 
 void NcclBackend::abort(const std::exception_ptr& why) {
-  std::string text = "dist::abort";
-  try {
-    std::rethrow_exception(why);
-  } catch (const std::exception& e) {
-    text = e.what();
-  }
-  comm_->abort(text, true);
+  comm_->abort(core::abort_text(why), true);
+}
+
+std::shared_ptr<core::BackendImpl> NcclBackend::shrink(
+    const std::vector<int>& survivors, std::optional<std::chrono::milliseconds> timeout,
+    bool abort_parent) {
+  // An aborted communicator cannot shrink: the survivors connect anew (the front end's way).
+  if (comm_->aborted()) return nullptr;
+  // The survivors number it alike (the excluded ranks miss it): its roll call, the child's key.
+  auto child = comm_->shrink(survivors, abort_parent, timeout.value_or(comm_->spec().timeout),
+                             counter_.collective("shrink_group"));
+  return std::make_shared<NcclBackend>(std::move(child));
 }
 
 std::shared_ptr<core::BackendImpl> NcclBackend::split(const std::vector<int>& ranks) {

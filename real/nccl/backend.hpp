@@ -37,11 +37,16 @@ class NcclBackend final : public core::BackendImpl {
   // The group's communicator (the device tests abort it to check what Works report then).
   Communicator& communicator() { return *comm_; }
   // dist::abort: ncclCommAbort on the group's communicator (Communicator::abort, on a helper
-  // thread, bounded): its pending Works and later calls raise Aborted. shrink_group connects the
-  // survivors anew through the store (new_group's use_local_synchronization), not by
-  // ncclCommShrink yet.
+  // thread, bounded): its pending Works and later calls raise Aborted.
   std::string recovery_refusal() const override { return {}; }
   void abort(const std::exception_ptr& why) override;
+  // shrink_group: ncclCommShrink by the survivors alone (Communicator::shrink); with abort_parent
+  // its NCCL_SHRINK_ABORT ends this group's pending operations first. A group dist::abort ended
+  // has no communicator left to shrink: null, and the survivors connect anew.
+  bool shrink_aborts_parent() const override { return true; }
+  std::shared_ptr<core::BackendImpl> shrink(const std::vector<int>& survivors,
+                                            std::optional<std::chrono::milliseconds> timeout,
+                                            bool abort_parent) override;
 
   Work reduce(core::Buf data, ReduceOp op, int root) override;
   Work gather(core::Buf output, core::ConstBuf input, int root) override;

@@ -124,16 +124,62 @@ std::shared_ptr<Communicator> Communicator::split(const std::vector<int>& ranks,
   return nullptr;
 }
 
+std::shared_ptr<Communicator> Communicator::shrink(const std::vector<int>& survivors,
+                                                   bool abort_parent,
+                                                   std::chrono::milliseconds timeout,
+                                                   const Operation& op) {
+  DeviceGuard guard(spec_.device);
+  std::vector<int> excluded;
+  for (int r = 0; r < size(); ++r)
+    if (std::find(survivors.begin(), survivors.end(), r) == survivors.end()) excluded.push_back(r);
+  const int key = static_cast<int>(std::find(survivors.begin(), survivors.end(), spec_.rank) -
+                                   survivors.begin());
+  ncclConfig_t config = non_blocking_config();
+  // As split's: NCCL may write the handle from its background thread after the call returned.
+  auto* slot = new ncclComm_t(nullptr);
+  const auto child_now = [slot] { return std::atomic_ref<ncclComm_t>(*slot).load(); };
+  ncclResult_t r = ncclSuccess;
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_.empty()) delete slot;
+    throw_if_aborted(op);
+    r = ncclCommShrink(comm_, excluded.data(), static_cast<int>(excluded.size()), slot, &config,
+                       abort_parent ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT);
+  }
+  try {
+    if (r != ncclSuccess && r != ncclInProgress) fail(r, op);
+    if (!abort_parent) {
+      settle(op);  // the parent goes on: wait until it is idle again, as after a split
+    } else {       // the parent was revoked: wait only for the new handle
+      const auto deadline = Clock::now() + spec_.timeout;
+      for (int round = 0; !child_now(); ++round) {
+        if (Clock::now() >= deadline) time_out(op);
+        backoff(round);
+      }
+    }
+  } catch (...) {
+    if (const ncclComm_t child = child_now())
+      (void)abort_within(child, spec_.device, abort_wait(spec_.timeout));
+    throw;
+  }
+  const ncclComm_t child = child_now();
+  delete slot;
+  return make_child(child, survivors, key, op, "ncclCommShrink", timeout);
+}
+
 std::shared_ptr<Communicator> Communicator::make_child(ncclComm_t child,
                                                        const std::vector<int>& ranks, int key,
-                                                       const Operation& op) {
+                                                       const Operation& op, const char* call,
+                                                       std::chrono::milliseconds timeout) {
   if (!child) {
-    abort("ncclCommSplit in " + op.name + " returned no communicator");
-    throw BackendError("nccl " + where(op) +
-                       ": ncclCommSplit returned no communicator for a member; the communicator "
-                       "was aborted (create a new process group to continue)");
+    abort(std::string(call) + " in " + op.name + " returned no communicator");
+    throw BackendError("nccl " + where(op) + ": " + call +
+                       " returned no communicator for a member; the communicator was aborted "
+                       "(create a new process group to continue)");
   }
-  CommSpec spec{{}, key, spec_.device, spec_.timeout, spec_.store, spec_.key + "/" + op.name};
+  CommSpec spec{{},           key,
+                spec_.device, timeout.count() > 0 ? timeout : spec_.timeout,
+                spec_.store,  spec_.key + "/" + op.name};
   for (const int m : ranks)
     spec.global_ranks.push_back(spec_.global_ranks[static_cast<std::size_t>(m)]);
   std::shared_ptr<Communicator> c;

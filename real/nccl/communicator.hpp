@@ -45,6 +45,14 @@ class Communicator {
   // member returns only once this communicator reports ncclSuccess again (NCCL may go on with
   // the split after the call returned); a failure aborts this communicator, then the new one.
   std::shared_ptr<Communicator> split(const std::vector<int>& ranks, const Operation& op);
+  // ncclCommShrink of this communicator by the members of `survivors` (ranks of this
+  // communicator, in the new order, the caller among them) alone: the others take no part. With
+  // `abort_parent` NCCL ends this communicator's pending operations first (NCCL_SHRINK_ABORT,
+  // which revokes it as ncclCommRevoke does); without, it waits until this communicator is idle
+  // again. The new one's timeout is `timeout`. A failure aborts this communicator, then the new
+  // one.
+  std::shared_ptr<Communicator> shrink(const std::vector<int>& survivors, bool abort_parent,
+                                       std::chrono::milliseconds timeout, const Operation& op);
 
   ~Communicator();
   Communicator(const Communicator&) = delete;
@@ -114,8 +122,10 @@ class Communicator {
   // from the roll call of its key (none without a store or for setup).
   std::vector<int> absent_from(const Operation& op) const;
   std::string where(const Operation& op) const;
+  // The member `key` of the communicator `child` that `call` made of `ranks`, once it is ready.
   std::shared_ptr<Communicator> make_child(ncclComm_t child, const std::vector<int>& ranks, int key,
-                                           const Operation& op);
+                                           const Operation& op, const char* call = "ncclCommSplit",
+                                           std::chrono::milliseconds timeout = {});
 
   ncclComm_t comm_ = nullptr;
   CommSpec spec_;

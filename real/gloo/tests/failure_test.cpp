@@ -365,4 +365,31 @@ TEST(GlooFailures, AbortEndsThePendingCallAndTheSurvivorsShrinkAndGoOn) {
     EXPECT_EQ(members[static_cast<std::size_t>(r)], (std::vector<int>{0, 2})) << "rank " << r;
 }
 
+// dist::abort on gloo ends a pending receive with Aborted too: its connections closed because of
+// the abort, not because a peer was lost (so no peer is named).
+TEST(GlooFailures, AbortEndsAPendingReceiveWithAborted) {
+  std::atomic<bool> done{false};
+  std::string seen;
+  const auto errors = run_failing(2, 5s, [&](int rank) {
+    if (rank == 0) {  // never sends; stays until rank 1 is done
+      while (!done.load()) std::this_thread::yield();
+      return;
+    }
+    V v{0};
+    dist::Work pending = dist::irecv(std::span<std::int64_t>(v), 0);
+    dist::abort();
+    const auto start = Clock::now();
+    try {
+      pending.wait();
+      ADD_FAILURE() << "the pending receive completed after dist::abort";
+    } catch (const dist::Aborted& e) {
+      seen = e.what();
+    }
+    EXPECT_LT(Clock::now() - start, 2s) << "the aborted receive waited for gloo";
+    done = true;
+  });
+  for (const auto& e : errors) EXPECT_FALSE(e) << message_of(e);
+  EXPECT_NE(seen.find("was aborted on rank 1 by dist::abort"), std::string::npos) << seen;
+}
+
 }  // namespace

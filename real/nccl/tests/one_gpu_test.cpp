@@ -17,6 +17,8 @@
 
 #include "core/calls/call_layer.hpp"
 #include "core/context.hpp"
+#include "core/store/hash_store.hpp"
+#include "dist/fault_tolerance.hpp"
 #include "real/nccl/backend.hpp"
 #include "real/nccl/tests/late_fill.hpp"
 #include "real/nccl/tests/nccl_test_util.hpp"
@@ -155,6 +157,75 @@ TEST(NcclOneGpu, DistAbortEndsPendingWorksWithAbortedAndShrinkGoesOn) {
     EXPECT_EQ(d.to_host(), (std::vector<float>{1.0f, 2.0f, 3.0f}));
     return 0;
   });
+}
+
+// shrink_group on a live communicator is ncclCommShrink (NcclBackend::shrink): without
+// abort_parent the world goes on too; with it, a Work queued behind a late kernel raises Aborted,
+// and the new communicator's all_reduce runs.
+TEST(NcclOneGpu, ShrinkGroupIsNcclCommShrinkAndAbortParentEndsThePendingWork) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  run(1, [] {
+    const auto shrunk_backend = [](const dist::Group& g) -> dist::real::NcclBackend& {
+      return dynamic_cast<dist::real::NcclBackend&>(
+          dist::core::without_call_layer(*g.state()->backend));
+    };
+    const dist::Group kept = dist::shrink_group({}, std::vector<int>{});
+    EXPECT_NE(shrunk_backend(kept).communicator().spec().key.find("shrink_group"),
+              std::string::npos)
+        << shrunk_backend(kept).communicator().spec().key;
+    std::vector<float> v{1.0f};
+    dist::all_reduce(v);  // the world was not aborted
+    dist::all_reduce(v, dist::ReduceOp::sum, kept);
+    auto& backend = nccl_backend();
+    constexpr std::size_t n = 1 << 16;
+    DeviceVector<std::int32_t> a(std::vector<std::int32_t>(n, 1));
+    auto at = a.tensor();
+    const cudaError_t launched =
+        fill_late_on_default_stream(static_cast<std::int32_t*>(at.data()), n, 7, 1000ms);
+    EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
+    dist::Work pending = backend.all_reduce(buffer_of(at), ReduceOp::sum);
+    const dist::Group survivors =
+        dist::shrink_group({}, std::vector<int>{}, {.abort_parent = true});
+    EXPECT_THROW(pending.wait(), dist::Error);
+    EXPECT_THROW(dist::barrier(), dist::Aborted);
+    DeviceVector<float> d(std::vector<float>{1.0f, 2.0f, 3.0f});
+    auto dt = d.tensor();
+    shrunk_backend(survivors).all_reduce(buffer_of(dt), ReduceOp::sum).wait();
+    EXPECT_EQ(d.to_host(), (std::vector<float>{1.0f, 2.0f, 3.0f}));
+    return 0;
+  });
+}
+
+// reconfigure on nccl (one GPU): with nobody gone it keeps the world; a replacement of the only
+// rank (restart count 1, the first process gone) is refused until it reconfigures, then joins the
+// membership of epoch 1 through the store and a communicator connected under its prefix, whose
+// NCCL all_reduce runs.
+TEST(NcclOneGpu, AReplacementJoinsByReconfigureWithACommunicatorOfItsEpoch) {
+  if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  auto store = std::make_shared<dist::core::HashStore>();
+  store->set_timeout(60s);
+  dist::real::WorldSpec spec{dist::Backend::nccl, store, 0, 1, 60s, ""};
+  {
+    auto first = dist::real::make_world_context(spec);
+    dist::core::ContextBinding binding(first.get());
+    EXPECT_EQ(dist::reconfigure().ranks(), std::vector<int>{0});
+    std::vector<float> v{1.0f};
+    dist::all_reduce(v);  // the world was not aborted
+  }
+  spec.restart_count = 1;
+  auto replacement = dist::real::make_world_context(spec);
+  dist::core::ContextBinding binding(replacement.get());
+  EXPECT_THROW(dist::barrier(), dist::Aborted);
+  const dist::Group joined = dist::reconfigure();
+  EXPECT_EQ(joined.ranks(), std::vector<int>{0});
+  auto& backend = dynamic_cast<dist::real::NcclBackend&>(
+      dist::core::without_call_layer(*joined.state()->backend));
+  EXPECT_NE(backend.communicator().spec().key.find("nccl/world"), std::string::npos);
+  DeviceVector<float> d(std::vector<float>{1.0f, 2.0f});
+  auto dt = d.tensor();
+  backend.all_reduce(buffer_of(dt), ReduceOp::sum).wait();
+  EXPECT_EQ(d.to_host(), (std::vector<float>{1.0f, 2.0f}));
 }
 
 // Issue 21, finding 3: Works polled on another thread while the issuing thread enqueues on the
