@@ -32,7 +32,7 @@ struct Incarnation {
 struct MembershipView {
   std::int64_t epoch = 0;
   std::vector<Incarnation> members;
-  std::vector<int> ranks() const;
+  DIST_API std::vector<int> ranks() const;
 };
 
 // What a caller brings to a round.

@@ -88,6 +88,35 @@ std::shared_ptr<Communicator> Communicator::create(const ncclUniqueId& id, CommS
   return c;
 }
 
+ncclComm_t Communicator::spawn_child(
+    const Operation& op, const std::function<ncclResult_t(ncclComm_t, ncclComm_t*)>& call,
+    const std::function<void(const std::function<ncclComm_t()>& child)>& wait) {
+  // NCCL may write the new handle from its background thread after the call returned: the slot
+  // lives on the heap and is left behind (a pointer's worth) when the call fails midway.
+  auto* slot = new ncclComm_t(nullptr);
+  const std::function<ncclComm_t()> child_now = [slot] {
+    return std::atomic_ref<ncclComm_t>(*slot).load();
+  };
+  ncclResult_t r = ncclSuccess;
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_.empty()) delete slot;
+    throw_if_aborted(op);
+    r = call(comm_, slot);
+  }
+  try {
+    if (r != ncclSuccess && r != ncclInProgress) fail(r, op);
+    wait(child_now);
+  } catch (...) {  // fail() and the timeout aborted the parent; then the child
+    if (const ncclComm_t child = child_now())
+      (void)abort_within(child, spec_.device, abort_wait(spec_.timeout));
+    throw;
+  }
+  const ncclComm_t child = child_now();
+  delete slot;
+  return child;
+}
+
 std::shared_ptr<Communicator> Communicator::split(const std::vector<int>& ranks,
                                                   const Operation& op) {
   DeviceGuard guard(spec_.device);
@@ -96,29 +125,14 @@ std::shared_ptr<Communicator> Communicator::split(const std::vector<int>& ranks,
   const bool member = it != ranks.end();
   const int key = member ? static_cast<int>(it - ranks.begin()) : 0;
   ncclConfig_t config = non_blocking_config();
-  // NCCL may write the new handle from its background thread after ncclCommSplit returned: the
-  // slot lives on the heap and is left behind (a pointer's worth) when the split fails midway.
-  auto* slot = new ncclComm_t(nullptr);
-  const auto child_now = [slot] { return std::atomic_ref<ncclComm_t>(*slot).load(); };
-  ncclResult_t r = ncclSuccess;
-  {
-    std::lock_guard lock(mutex_);
-    if (!aborted_.empty()) delete slot;
-    throw_if_aborted(op);
-    r = ncclCommSplit(comm_, member ? 0 : NCCL_SPLIT_NOCOLOR, key, slot, &config);
-  }
-  try {
-    if (r != ncclSuccess && r != ncclInProgress) fail(r, op);
-    // Every rank, member or not, even after ncclSuccess: until the parent reports ncclSuccess
-    // it is busy, and a barrier on it would fail with ncclInvalidArgument.
-    settle(op);
-  } catch (...) {  // fail() and the timeout aborted the parent; then the child
-    if (const ncclComm_t child = child_now())
-      (void)abort_within(child, spec_.device, abort_wait(spec_.timeout));
-    throw;
-  }
-  const ncclComm_t child = child_now();
-  delete slot;
+  const ncclComm_t child = spawn_child(
+      op,
+      [&](ncclComm_t parent, ncclComm_t* slot) {
+    return ncclCommSplit(parent, member ? 0 : NCCL_SPLIT_NOCOLOR, key, slot, &config);
+      },
+      // Every rank, member or not, even after ncclSuccess: until the parent reports ncclSuccess
+      // it is busy, and a barrier on it would fail with ncclInvalidArgument.
+      [&](const auto&) { settle(op); });
   if (member) return make_child(child, ranks, key, op);
   if (child) (void)abort_within(child, spec_.device, abort_wait(spec_.timeout));  // not ours
   return nullptr;
@@ -135,35 +149,22 @@ std::shared_ptr<Communicator> Communicator::shrink(const std::vector<int>& survi
   const int key = static_cast<int>(std::find(survivors.begin(), survivors.end(), spec_.rank) -
                                    survivors.begin());
   ncclConfig_t config = non_blocking_config();
-  // As split's: NCCL may write the handle from its background thread after the call returned.
-  auto* slot = new ncclComm_t(nullptr);
-  const auto child_now = [slot] { return std::atomic_ref<ncclComm_t>(*slot).load(); };
-  ncclResult_t r = ncclSuccess;
-  {
-    std::lock_guard lock(mutex_);
-    if (!aborted_.empty()) delete slot;
-    throw_if_aborted(op);
-    r = ncclCommShrink(comm_, excluded.data(), static_cast<int>(excluded.size()), slot, &config,
-                       abort_parent ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT);
-  }
-  try {
-    if (r != ncclSuccess && r != ncclInProgress) fail(r, op);
-    if (!abort_parent) {
-      settle(op);  // the parent goes on: wait until it is idle again, as after a split
-    } else {       // the parent was revoked: wait only for the new handle
-      const auto deadline = Clock::now() + spec_.timeout;
-      for (int round = 0; !child_now(); ++round) {
-        if (Clock::now() >= deadline) time_out(op);
-        backoff(round);
-      }
+  const ncclComm_t child = spawn_child(
+      op,
+      [&](ncclComm_t parent, ncclComm_t* slot) {
+    return ncclCommShrink(parent, excluded.data(), static_cast<int>(excluded.size()), slot, &config,
+                          abort_parent ? NCCL_SHRINK_ABORT : NCCL_SHRINK_DEFAULT);
+      },
+      [&](const std::function<ncclComm_t()>& child_now) {
+    // The parent goes on: wait until it is idle again, as after a split. Revoked (aborted):
+    // wait only for the new handle.
+    if (!abort_parent) return settle(op);
+    const auto deadline = Clock::now() + spec_.timeout;
+    for (int round = 0; !child_now(); ++round) {
+      if (Clock::now() >= deadline) time_out(op);
+      backoff(round);
     }
-  } catch (...) {
-    if (const ncclComm_t child = child_now())
-      (void)abort_within(child, spec_.device, abort_wait(spec_.timeout));
-    throw;
-  }
-  const ncclComm_t child = child_now();
-  delete slot;
+  });
   return make_child(child, survivors, key, op, "ncclCommShrink", timeout);
 }
 

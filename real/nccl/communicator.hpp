@@ -122,6 +122,13 @@ class Communicator {
   // from the roll call of its key (none without a store or for setup).
   std::vector<int> absent_from(const Operation& op) const;
   std::string where(const Operation& op) const;
+  // Starts a communicator NCCL makes from this one in the background (ncclCommSplit,
+  // ncclCommShrink): `call(comm, slot)` under the lock (refused once aborted), then `wait(child)`
+  // for what the call needs (`child()` reads the handle NCCL writes). Returns the new handle
+  // (null: none for this rank); on a failure aborts it, if any, and throws.
+  ncclComm_t spawn_child(const Operation& op,
+                         const std::function<ncclResult_t(ncclComm_t, ncclComm_t*)>& call,
+                         const std::function<void(const std::function<ncclComm_t()>& child)>& wait);
   // The member `key` of the communicator `child` that `call` made of `ranks`, once it is ready.
   std::shared_ptr<Communicator> make_child(ncclComm_t child, const std::vector<int>& ranks, int key,
                                            const Operation& op, const char* call = "ncclCommSplit",

@@ -29,11 +29,32 @@ using namespace nccl_test;
 using dist::ReduceOp;
 using dist::detail::buffer_of;
 
-// The world's NcclBackend, below the call layer that every world's backend is wrapped in.
+// A group's NcclBackend, below the call layer every real backend is wrapped in.
+dist::real::NcclBackend& nccl_backend_of(const dist::Group& group) {
+  return dynamic_cast<dist::real::NcclBackend&>(
+      dist::core::without_call_layer(*group.state()->backend));
+}
+
+// The world's NcclBackend.
 dist::real::NcclBackend& nccl_backend() {
   return dynamic_cast<dist::real::NcclBackend&>(
       dist::core::without_call_layer(*dist::core::current_context()->world->backend));
 }
+
+// An all_reduce of the world's backend queued behind a kernel that writes its 64 Ki int32 a second
+// late on the default stream: a Work that stays pending for that second.
+struct LateAllReduce {
+  static constexpr std::size_t n = 1 << 16;
+  DeviceVector<std::int32_t> data{std::vector<std::int32_t>(n, 1)};
+  dist::Work work;
+  LateAllReduce() {
+    auto t = data.tensor();
+    const cudaError_t launched =
+        fill_late_on_default_stream(static_cast<std::int32_t*>(t.data()), n, 7, 1000ms);
+    EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
+    work = nccl_backend().all_reduce(buffer_of(t), ReduceOp::sum);
+  }
+};
 
 template <class T>
 dist::core::Buf host(std::vector<T>& v) {
@@ -130,16 +151,10 @@ TEST(NcclOneGpu, DistAbortEndsPendingWorksWithAbortedAndShrinkGoesOn) {
   if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
   run(1, [] {
     auto& backend = nccl_backend();
-    constexpr std::size_t n = 1 << 16;
-    DeviceVector<std::int32_t> a(std::vector<std::int32_t>(n, 1));
-    auto at = a.tensor();
-    const cudaError_t launched =
-        fill_late_on_default_stream(static_cast<std::int32_t*>(at.data()), n, 7, 1000ms);
-    EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
-    dist::Work pending = backend.all_reduce(buffer_of(at), ReduceOp::sum);
+    LateAllReduce late;
     dist::abort();
     try {
-      pending.wait();
+      late.work.wait();
       ADD_FAILURE() << "the pending all_reduce completed after dist::abort";
     } catch (const dist::Aborted& e) {
       EXPECT_NE(std::string(e.what()).find("was aborted on rank 0 by dist::abort"),
@@ -149,8 +164,7 @@ TEST(NcclOneGpu, DistAbortEndsPendingWorksWithAbortedAndShrinkGoesOn) {
     EXPECT_THROW(dist::barrier(), dist::Aborted);
     EXPECT_THROW(backend.barrier().wait(), dist::Aborted);
     const dist::Group survivors = dist::shrink_group({}, std::vector<int>{});
-    auto& shrunk = dynamic_cast<dist::real::NcclBackend&>(
-        dist::core::without_call_layer(*survivors.state()->backend));
+    auto& shrunk = nccl_backend_of(survivors);
     DeviceVector<float> d(std::vector<float>{1.0f, 2.0f, 3.0f});
     auto dt = d.tensor();
     shrunk.all_reduce(buffer_of(dt), ReduceOp::sum).wait();
@@ -165,32 +179,21 @@ TEST(NcclOneGpu, DistAbortEndsPendingWorksWithAbortedAndShrinkGoesOn) {
 TEST(NcclOneGpu, ShrinkGroupIsNcclCommShrinkAndAbortParentEndsThePendingWork) {
   if (const auto why = skip_reason(1); !why.empty()) GTEST_SKIP() << why;
   run(1, [] {
-    const auto shrunk_backend = [](const dist::Group& g) -> dist::real::NcclBackend& {
-      return dynamic_cast<dist::real::NcclBackend&>(
-          dist::core::without_call_layer(*g.state()->backend));
-    };
     const dist::Group kept = dist::shrink_group({}, std::vector<int>{});
-    EXPECT_NE(shrunk_backend(kept).communicator().spec().key.find("shrink_group"),
+    EXPECT_NE(nccl_backend_of(kept).communicator().spec().key.find("shrink_group"),
               std::string::npos)
-        << shrunk_backend(kept).communicator().spec().key;
+        << nccl_backend_of(kept).communicator().spec().key;
     std::vector<float> v{1.0f};
     dist::all_reduce(v);  // the world was not aborted
     dist::all_reduce(v, dist::ReduceOp::sum, kept);
-    auto& backend = nccl_backend();
-    constexpr std::size_t n = 1 << 16;
-    DeviceVector<std::int32_t> a(std::vector<std::int32_t>(n, 1));
-    auto at = a.tensor();
-    const cudaError_t launched =
-        fill_late_on_default_stream(static_cast<std::int32_t*>(at.data()), n, 7, 1000ms);
-    EXPECT_EQ(launched, cudaSuccess) << cudaGetErrorString(launched);
-    dist::Work pending = backend.all_reduce(buffer_of(at), ReduceOp::sum);
+    LateAllReduce late;
     const dist::Group survivors =
         dist::shrink_group({}, std::vector<int>{}, {.abort_parent = true});
-    EXPECT_THROW(pending.wait(), dist::Error);
+    EXPECT_THROW(late.work.wait(), dist::Error);
     EXPECT_THROW(dist::barrier(), dist::Aborted);
     DeviceVector<float> d(std::vector<float>{1.0f, 2.0f, 3.0f});
     auto dt = d.tensor();
-    shrunk_backend(survivors).all_reduce(buffer_of(dt), ReduceOp::sum).wait();
+    nccl_backend_of(survivors).all_reduce(buffer_of(dt), ReduceOp::sum).wait();
     EXPECT_EQ(d.to_host(), (std::vector<float>{1.0f, 2.0f, 3.0f}));
     return 0;
   });
@@ -219,8 +222,7 @@ TEST(NcclOneGpu, AReplacementJoinsByReconfigureWithACommunicatorOfItsEpoch) {
   EXPECT_THROW(dist::barrier(), dist::Aborted);
   const dist::Group joined = dist::reconfigure();
   EXPECT_EQ(joined.ranks(), std::vector<int>{0});
-  auto& backend = dynamic_cast<dist::real::NcclBackend&>(
-      dist::core::without_call_layer(*joined.state()->backend));
+  auto& backend = nccl_backend_of(joined);
   EXPECT_NE(backend.communicator().spec().key.find("nccl/world"), std::string::npos);
   DeviceVector<float> d(std::vector<float>{1.0f, 2.0f});
   auto dt = d.tensor();
