@@ -119,9 +119,13 @@ void ErrorMapper::set_aborted(std::exception_ptr why) {
   aborted_ = std::move(why);
 }
 
+std::exception_ptr ErrorMapper::aborted() const {
+  std::lock_guard lock(aborted_mutex_);
+  return aborted_;
+}
+
 void ErrorMapper::rethrow_current(const std::string& operation, int peer,
                                   ::gloo::Context* connections) const {
-  if (std::lock_guard lock(aborted_mutex_); aborted_) std::rethrow_exception(aborted_);
   const std::string where = "gloo " + operation + " on the " + group_text();
   try {
     throw;

@@ -44,9 +44,10 @@ class ErrorMapper {
   void record_leaving() const;
 
   // dist::abort of the group on this rank (`why`, an Aborted): its connections close because of
-  // it, not because a peer was lost, so from now on every error of the group's calls (a pending
-  // send or receive's too) is `why`.
+  // it, not because a peer was lost, so a send or receive that fails from now on raises `why`
+  // (p2p_work.hpp; a collective's Work learns it from its queue). Null: not aborted.
   void set_aborted(std::exception_ptr why);
+  std::exception_ptr aborted() const;
 
   // "group of world ranks [0, 1, 2]"
   std::string group_text() const;

@@ -80,6 +80,8 @@ class P2PWork : public detail::WorkState {
         }
       }
       done_ = true;
+      if (error_)  // a wait that dist::abort ended, or a transfer its closed connections ended
+        if (auto why = errors_->aborted()) error_ = std::move(why);
     }
     if (error_) std::rethrow_exception(error_);
   }
@@ -124,7 +126,7 @@ class P2PWork : public detail::WorkState {
         !aborting_ && (recv ? b.waitRecv(rank, timeout) : b.waitSend(rank, timeout));
     std::lock_guard lock(wait_mutex_);
     waiting_ = nullptr;
-    if (!waited) throw std::runtime_error("the wait was aborted");  // the group's abort, above
+    if (!waited) throw std::runtime_error("the wait was aborted");  // wait_for raises the abort
   }
 
   // The other side's header, read from `bytes`; a message without one is a BackendError.
