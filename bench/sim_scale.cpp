@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,7 +82,8 @@ void set_option(Options& o, const std::string& flag, const std::string& value) {
     o.ranks.clear();
     for (const auto& item : split(value)) {
       const long n = parse_number(item, flag);
-      if (n > sim::Cluster::max_world_size) bad_usage("--ranks: " + item + " is over the limit");
+      if (n > std::numeric_limits<int>::max())
+        bad_usage("--ranks: " + item + " is over int's range");
       if (const auto why = check_world_size(static_cast<int>(n)); !why.empty())
         bad_usage("--ranks " + item + ": " + why);
       o.ranks.push_back(static_cast<int>(n));
@@ -147,6 +149,7 @@ Options parse_args(int argc, char** argv) {
   try {
     sim::Cluster cluster{.nodes = ranks / 8, .ranks_per_node = 8, .schedule = schedule};
     cluster.stack_size = o.stack_kib * 1024;
+    cluster.max_world_size = std::max(ranks, cluster.max_world_size);  // memory still decides
     const MeshShape shape = mesh_shape(ranks);
     const auto start = Clock::now();
     const auto wrong = sim::run(cluster, [&] { return rank_program(shape); });

@@ -85,11 +85,14 @@ void check_cluster(const Cluster& c) {
     throw InvalidArgument("sim::run: Cluster.ranks_per_node must be >= 1, got " +
                           std::to_string(c.ranks_per_node));
   const long long ranks = static_cast<long long>(c.nodes) * c.ranks_per_node;
-  if (ranks > Cluster::max_world_size)
-    throw InvalidArgument(
-        "sim::run: Cluster.nodes × ranks_per_node = " + std::to_string(c.nodes) + " × " +
-        std::to_string(c.ranks_per_node) + " = " + std::to_string(ranks) +
-        " ranks, more than Cluster::max_world_size = " + std::to_string(Cluster::max_world_size));
+  if (c.max_world_size < 1)
+    throw InvalidArgument("sim::run: Cluster.max_world_size must be >= 1, got " +
+                          std::to_string(c.max_world_size));
+  if (ranks > c.max_world_size)
+    throw InvalidArgument("sim::run: Cluster.nodes × ranks_per_node = " + std::to_string(c.nodes) +
+                          " × " + std::to_string(c.ranks_per_node) + " = " + std::to_string(ranks) +
+                          " ranks, more than Cluster.max_world_size = " +
+                          std::to_string(c.max_world_size) + " (raise it for a larger world)");
   if (c.timeout.count() <= 0) throw InvalidArgument("sim::run: Cluster.timeout must be positive");
   for (const int r : c.trace_ranks)
     if (r < 0 || r >= ranks)

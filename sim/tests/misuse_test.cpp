@@ -218,8 +218,14 @@ TEST(ClusterChecks, InvalidFaultsAreRejected) {
 TEST(ClusterChecks, OverflowingAndHugeShapesAreRejectedBeforeAllocating) {
   expect_rejected({.nodes = 65536, .ranks_per_node = 65536}, {"65536 × 65536", "4294967296"});
   expect_rejected({.nodes = 3, .ranks_per_node = 1 << 30}, {"max_world_size"});
-  expect_rejected({.nodes = 2, .ranks_per_node = Cluster::max_world_size / 2 + 1},
-                  {"max_world_size = 65536"});
+  expect_rejected({.nodes = 2, .ranks_per_node = Cluster::default_max_world_size / 2 + 1},
+                  {"max_world_size = 262144", "raise it"});
+  // The limit is a setting: a smaller one refuses a world the default admits.
+  Cluster small{.nodes = 2, .ranks_per_node = 4};
+  small.max_world_size = 4;
+  expect_rejected(small, {"2 × 4 = 8 ranks", "max_world_size = 4"});
+  small.max_world_size = 0;
+  expect_rejected(small, {"max_world_size must be >= 1, got 0"});
   // world_size() saturates where the product overflows int (65536 x 65536 read as 0).
   EXPECT_EQ((Cluster{.nodes = 65536, .ranks_per_node = 65536}.world_size()),
             std::numeric_limits<int>::max());
