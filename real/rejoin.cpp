@@ -60,10 +60,18 @@ std::shared_ptr<core::BackendImpl> connect_epoch(core::BackendImpl& world, const
   return core::with_group_call_layer(world, entry.make_world(group), members, name, spec.timeout);
 }
 
-}  // namespace
-
 bool rejoins(const WorldSpec& spec) {
   return backend_entry(spec.backend, "dist::reconfigure").rejoins;
+}
+std::string joined_key(int rank) { return "elastic/joined/" + std::to_string(rank); }
+}  // namespace
+
+bool is_replacement(const WorldSpec& spec) {
+  return spec.restart_count > 0 && rejoins(spec) && spec.store->check({joined_key(spec.rank)});
+}
+
+void mark_joined(const WorldSpec& spec) {
+  if (rejoins(spec)) spec.store->set(joined_key(spec.rank), std::string());
 }
 
 std::shared_ptr<core::BackendImpl> unjoined_world(const WorldSpec& spec) {

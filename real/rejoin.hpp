@@ -12,8 +12,13 @@
 
 namespace dist::real {
 
-// Whether spec's backend can let a replacement in (its registry row says so).
-bool rejoins(const WorldSpec& spec);
+// Whether this process replaces a lost one of a running job: its restart count is above 0, its
+// backend can let a replacement in (the registry row's `rejoins`), and a process of its rank had
+// joined the job's store before (mark_joined). A launcher that restarts every process (torchrun)
+// starts a new store, where no rank has joined yet: those processes make a new world as usual.
+bool is_replacement(const WorldSpec& spec);
+// Records in the job's store that this rank joined the world (after its world connected).
+void mark_joined(const WorldSpec& spec);
 
 // The world backend of a replacement (spec.restart_count > 0) before it joins: the world's rank
 // and size, and every call refused (its groups are aborted: abort_until_joined).

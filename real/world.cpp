@@ -76,7 +76,7 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   // Every real backend runs under the call layer: numbered calls, the flight recorder, the
   // DIST_DEBUG=detail check and the diagnosis of timeouts (core/calls/call_layer.hpp).
   // A replacement process joins the membership by dist::reconfigure, not the world's rendezvous.
-  const bool replacement = spec.restart_count > 0 && rejoins(spec);
+  const bool replacement = is_replacement(spec);
   auto backend = core::with_call_layer(
       replacement ? unjoined_world(spec)
                   : backend_entry(spec.backend, "init_process_group").make_world(spec),
@@ -96,6 +96,7 @@ std::shared_ptr<core::Context> make_world_context(const WorldSpec& spec) {
   context->world = core::make_group_state(*context, std::move(ranks), std::move(backend));
   enable_rejoin(*context, spec);
   if (replacement) core::abort_until_joined(*context);
+  else mark_joined(spec);
   return context;
 }
 

@@ -26,8 +26,9 @@ struct WorldSpec {
   // (new_group with its own backend or timeout): errors and timeouts name them. Empty: 0..size-1.
   std::vector<int> global_ranks = {};
   // How many times the launcher restarted this rank (TORCHELASTIC_RESTART_COUNT): above 0, on a
-  // backend that rejoins, this process replaces a lost one and joins no world rendezvous: it
-  // joins the job's membership by dist::reconfigure (rejoin.hpp).
+  // backend that rejoins, where a process of this rank had joined the store before (distrun's
+  // per-rank restarts, not torchrun's restart of every process), this process replaces a lost
+  // one and joins no world rendezvous: it joins the membership by dist::reconfigure (rejoin.hpp).
   int restart_count = 0;
 };
 

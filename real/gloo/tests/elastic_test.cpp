@@ -1,5 +1,6 @@
 // dist::reconfigure on gloo (ranks as threads over one in-memory store): with every member there
-// it keeps the world; after a rank leaves, the survivors agree on a membership without it and go
+// it keeps the world; restarted processes of a new store (torchrun's restart of every process)
+// make a new world; after a rank leaves, the survivors agree on a membership without it and go
 // on; its replacement (restart count 1) joins no world rendezvous, is refused every call until it
 // reconfigures, and is let in at the survivors' next reconfigure, all of them summing again.
 #include <gtest/gtest.h>
@@ -44,6 +45,35 @@ TEST(GlooElastic, ReconfigureWithEveryMemberThereKeepsTheWorld) {
   });
   for (const auto& e : errors) EXPECT_FALSE(e) << message_of(e);
   for (const auto& m : members) EXPECT_EQ(m, (std::vector<int>{0, 1}));
+}
+
+// A launcher that restarts every process (torchrun) starts a new store: processes with a restart
+// count but no earlier process of their rank in the store make a new world as usual.
+TEST(GlooElastic, RestartedProcessesOfANewStoreMakeANewWorld) {
+  auto store = std::make_shared<dist::core::HashStore>();
+  store->set_timeout(10s);
+  std::vector<std::exception_ptr> errors(2);
+  std::vector<std::int64_t> sums(2, 0);
+  {
+    std::vector<std::jthread> threads;
+    for (int rank = 0; rank < 2; ++rank)
+      threads.emplace_back([&, rank] {
+        try {
+          dist::real::WorldSpec spec{dist::Backend::gloo, store, rank, 2, 10s, ""};
+          spec.restart_count = 3;
+          auto context = dist::real::make_world_context(spec);
+          dist::core::ContextBinding binding(context.get());
+          EXPECT_EQ(dist::restart_count(), 3);
+          V v{rank + 1};
+          dist::all_reduce(v);
+          sums[static_cast<std::size_t>(rank)] = v[0];
+        } catch (...) {
+          errors[static_cast<std::size_t>(rank)] = std::current_exception();
+        }
+      });
+  }
+  for (const auto& e : errors) EXPECT_FALSE(e) << message_of(e);
+  EXPECT_EQ(sums, (std::vector<std::int64_t>{3, 3}));
 }
 
 TEST(GlooElastic, ALostRankIsLeftOutAndItsReplacementJoinsAtTheNextReconfigure) {
