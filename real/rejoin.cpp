@@ -55,7 +55,6 @@ std::shared_ptr<core::BackendImpl> connect_epoch(core::BackendImpl& world, const
       static_cast<int>(std::find(members.begin(), members.end(), spec.rank) - members.begin());
   group.world_size = static_cast<int>(members.size());
   group.global_ranks = members;
-  group.restart_count = 0;
   const auto& entry = backend_entry(spec.backend, "dist::reconfigure");
   return core::with_group_call_layer(world, entry.make_world(group), members, name, spec.timeout);
 }

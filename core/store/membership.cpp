@@ -238,9 +238,11 @@ MembershipView agree_membership(Store& store, int world_size, const Arrival& arr
     const std::int64_t me = store.add(key(round, "n"), 1);
     store.set(key(round, "a" + std::to_string(me)), encode(arrival));
     const MembershipView current = membership_before(store, round, world_size, deadline);
-    if (const Tally t = tally(current, records(store, round, me, deadline)); t.missing.empty())
-      decide(store, round, {me, t.next, {}});
-    const Result result = await_result(store, round, current, deadline);
+    // The caller that finds the round complete has the result that stands from its offer; the
+    // others wait for it.
+    const Tally t = tally(current, records(store, round, me, deadline));
+    const Result result = t.missing.empty() ? decide(store, round, {me, t.next, {}})
+                                            : await_result(store, round, current, deadline);
     if (me > result.counted) {  // counted in after the round closed: the next one
       ++round;
       continue;

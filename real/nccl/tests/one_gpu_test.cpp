@@ -37,8 +37,7 @@ dist::real::NcclBackend& nccl_backend_of(const dist::Group& group) {
 
 // The world's NcclBackend.
 dist::real::NcclBackend& nccl_backend() {
-  return dynamic_cast<dist::real::NcclBackend&>(
-      dist::core::without_call_layer(*dist::core::current_context()->world->backend));
+  return nccl_backend_of(dist::Group(dist::core::current_context()->world));
 }
 
 // An all_reduce of the world's backend queued behind a kernel that writes its 64 Ki int32 a second
